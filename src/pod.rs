@@ -1,0 +1,140 @@
+//! Reading what the policy needs from a Pod (or a Pod template) in its raw JSON form: which Pods
+//! to leave alone, which OS counts, which images it runs, its architecture nodeSelector.
+
+use serde_json::Value;
+
+use crate::platform::{ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, OS_LABEL};
+
+/// Why a Pod needs no lookup and no change, if it does not.
+pub fn skip_reason(pod: &Value) -> Option<&'static str> {
+    let spec = &pod["spec"];
+    if spec["nodeName"]
+        .as_str()
+        .is_some_and(|name| !name.is_empty())
+    {
+        return Some("spec.nodeName is set: the Pod is already bound to a node");
+    }
+    let controlled_by_daemonset =
+        pod["metadata"]["ownerReferences"]
+            .as_array()
+            .is_some_and(|owners| {
+                owners.iter().any(|owner| {
+                    owner["controller"].as_bool() == Some(true) && owner["kind"] == "DaemonSet"
+                })
+            });
+    if controlled_by_daemonset {
+        return Some("the Pod is controlled by a DaemonSet, which picks its nodes itself");
+    }
+    if required_terms(spec).is_some_and(|terms| {
+        terms.iter().any(|term| {
+            term["matchFields"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+        })
+    }) {
+        return Some("a required node affinity term uses matchFields: the Pod targets named nodes");
+    }
+    None
+}
+
+/// The OS whose platforms count: the Pod's own choice (`spec.os.name`, else a nodeSelector on
+/// `kubernetes.io/os`), else the default.
+pub fn operating_system<'a>(pod: &'a Value, default: &'a str) -> &'a str {
+    let spec = &pod["spec"];
+    spec["os"]["name"]
+        .as_str()
+        .or_else(|| spec["nodeSelector"][OS_LABEL].as_str())
+        .or_else(|| spec["nodeSelector"][BETA_OS_LABEL].as_str())
+        .filter(|os| !os.is_empty())
+        .unwrap_or(default)
+}
+
+/// Every image of the Pod's containers, init containers and ephemeral containers, each once, in
+/// order of appearance.
+pub fn images(pod: &Value) -> Vec<&str> {
+    let spec = &pod["spec"];
+    let mut images: Vec<&str> = Vec::new();
+    for list in ["initContainers", "containers", "ephemeralContainers"] {
+        for container in spec[list].as_array().map(Vec::as_slice).unwrap_or_default() {
+            if let Some(image) = container["image"].as_str() {
+                if !images.contains(&image) {
+                    images.push(image);
+                }
+            }
+        }
+    }
+    images
+}
+
+/// The nodeSelector's architecture entries (`kubernetes.io/arch`, `beta.kubernetes.io/arch`).
+pub fn architecture_selector(pod: &Value) -> Vec<(&'static str, &str)> {
+    let selector = &pod["spec"]["nodeSelector"];
+    [ARCH_LABEL, BETA_ARCH_LABEL]
+        .into_iter()
+        .filter_map(|key| selector[key].as_str().map(|value| (key, value)))
+        .collect()
+}
+
+/// The required node affinity terms, if the Pod has any.
+pub fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
+    spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"]
+        .as_array()
+}
+
+/// A Pod annotation.
+pub fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
+    pod["metadata"]["annotations"][key].as_str()
+}
+
+/// A Pod label.
+pub fn label<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
+    pod["metadata"]["labels"][key].as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn skips() {
+        assert_eq!(skip_reason(&json!({"spec": {"containers": []}})), None);
+        assert!(skip_reason(&json!({"spec": {"nodeName": "n1"}})).is_some());
+        assert_eq!(skip_reason(&json!({"spec": {"nodeName": ""}})), None);
+        let ds = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "u", "controller": true}]}});
+        assert!(skip_reason(&ds).is_some());
+        let not_controller = json!({"metadata": {"ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "u"}]}});
+        assert_eq!(skip_reason(&not_controller), None);
+        let fields = json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}});
+        assert!(skip_reason(&fields).is_some());
+    }
+
+    #[test]
+    fn os_choice() {
+        assert_eq!(operating_system(&json!({}), "linux"), "linux");
+        assert_eq!(
+            operating_system(&json!({"spec": {"os": {"name": "windows"}}}), "linux"),
+            "windows"
+        );
+        assert_eq!(
+            operating_system(
+                &json!({"spec": {"nodeSelector": {"kubernetes.io/os": "windows"}}}),
+                "linux"
+            ),
+            "windows"
+        );
+    }
+
+    #[test]
+    fn images_of_every_container_kind_once() {
+        let pod = json!({"spec": {
+            "initContainers": [{"name": "i", "image": "b"}],
+            "containers": [{"name": "a", "image": "a"}, {"name": "a2", "image": "b"}, {"name": "none"}],
+            "ephemeralContainers": [{"name": "e", "image": "c"}]}});
+        assert_eq!(images(&pod), ["b", "a", "c"]);
+    }
+}

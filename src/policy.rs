@@ -1,0 +1,394 @@
+//! The decision: from an admission request, the settings and the registry, accept, mutate or
+//! reject. Plain Rust over plain data; the waPC layer in `lib.rs` only moves JSON in and out.
+
+use serde_json::Value;
+
+use crate::affinity;
+use crate::edit;
+use crate::platform::{self, Architectures};
+use crate::pod;
+use crate::registry::Registry;
+use crate::resolve::{self, ImagePlatforms};
+use crate::settings::{OnLookupFailure, OnNoCommonArchitecture, Settings};
+use crate::tolerations;
+
+/// Annotation in which the policy records the architectures it computed.
+pub const ARCHITECTURES_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/architectures";
+/// Pod annotation that names the preferred architecture, overriding the setting.
+pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
+/// Prefix of every message and warning, so users know where it comes from.
+const PREFIX: &str = "image-arch-affinity";
+
+const REQUIRED_PATH: [&str; 3] = [
+    "affinity",
+    "nodeAffinity",
+    "requiredDuringSchedulingIgnoredDuringExecution",
+];
+const PREFERRED_PATH: [&str; 3] = [
+    "affinity",
+    "nodeAffinity",
+    "preferredDuringSchedulingIgnoredDuringExecution",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Let the object through unchanged.
+    Accept,
+    /// Let the object through as given (the whole object, changed only where needed).
+    Mutate(Value),
+    /// Refuse it with this message.
+    Reject(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub warnings: Vec<String>,
+}
+
+impl Decision {
+    fn accept(warnings: Vec<String>) -> Decision {
+        Decision {
+            verdict: Verdict::Accept,
+            warnings,
+        }
+    }
+
+    fn reject(message: String, warnings: Vec<String>) -> Decision {
+        Decision {
+            verdict: Verdict::Reject(message),
+            warnings,
+        }
+    }
+}
+
+/// The admission request fields the decision reads.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub kind: &'a str,
+    pub operation: &'a str,
+    pub sub_resource: &'a str,
+    pub object: Value,
+}
+
+/// Decides on one admission request.
+pub fn evaluate(
+    request: Request<'_>,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+) -> Decision {
+    if request.kind != "Pod" || request.operation != "CREATE" || !request.sub_resource.is_empty() {
+        return Decision::accept(Vec::new());
+    }
+    let mut pod = request.object;
+    match decide_pod(&mut pod, settings, registry) {
+        Outcome::Unchanged(warnings) => Decision::accept(warnings),
+        Outcome::Changed(warnings) => Decision {
+            verdict: Verdict::Mutate(pod),
+            warnings,
+        },
+        Outcome::Rejected(message, warnings) => Decision::reject(message, warnings),
+    }
+}
+
+/// What happened to a Pod (or Pod template), with the warnings for the user.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    Unchanged(Vec<String>),
+    Changed(Vec<String>),
+    Rejected(String, Vec<String>),
+}
+
+/// Applies the policy to a Pod, or to a Pod template (an object with `metadata` and `spec`),
+/// editing it in place.
+pub fn decide_pod(pod: &mut Value, settings: &Settings, registry: &mut dyn Registry) -> Outcome {
+    if !pod.is_object() || !pod["spec"].is_object() || pod::skip_reason(pod).is_some() {
+        return Outcome::Unchanged(Vec::new());
+    }
+    let images = pod::images(pod);
+    if images.is_empty() {
+        return Outcome::Unchanged(Vec::new());
+    }
+    let os = pod::operating_system(pod, &settings.default_operating_system).to_string();
+    let resolved = resolve::resolve_images(&images, settings, registry);
+
+    let mut warnings = Vec::new();
+    let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
+        resolved.iter().partition(|image| image.platforms.is_ok());
+    if !failed.is_empty() {
+        let failures = failed
+            .iter()
+            .map(|image| {
+                format!(
+                    "image {:?}: {}",
+                    image.image,
+                    image.platforms.as_ref().err().map_or("", String::as_str)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        match settings.on_lookup_failure {
+            OnLookupFailure::Reject => {
+                return Outcome::Rejected(
+                    format!("{PREFIX}: cannot tell which architectures the Pod's images run on: {failures} (setting onLookupFailure: reject)"),
+                    warnings,
+                )
+            }
+            OnLookupFailure::Accept => {
+                warnings.push(format!(
+                    "{PREFIX}: the Pod was not pinned to an architecture because a lookup failed: {failures}"
+                ));
+                return Outcome::Unchanged(warnings);
+            }
+            OnLookupFailure::IgnoreImage => {
+                warnings.push(format!(
+                    "{PREFIX}: these images were left out of the architecture decision because their lookup failed: {failures}"
+                ));
+                if known.is_empty() {
+                    return Outcome::Unchanged(warnings);
+                }
+            }
+        }
+    }
+
+    let common = match common_architectures(&known, &os, settings) {
+        Ok(common) => common,
+        Err(message) => {
+            return match settings.on_no_common_architecture {
+                OnNoCommonArchitecture::Reject => Outcome::Rejected(message, warnings),
+                OnNoCommonArchitecture::Accept => {
+                    warnings.push(format!(
+                        "{message} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
+                    ));
+                    Outcome::Unchanged(warnings)
+                }
+            };
+        }
+    };
+
+    let selector = pod::architecture_selector(pod);
+    if !selector.is_empty() {
+        return match selector.iter().find(|(_, value)| !common.contains(*value)) {
+            None => Outcome::Unchanged(warnings),
+            Some((key, value)) => Outcome::Rejected(
+                format!(
+                    "{PREFIX}: the Pod's nodeSelector {key}={value} asks for an architecture that its images do not run on; they all run on: {}",
+                    platform::join(&common, ", ")
+                ),
+                warnings,
+            ),
+        };
+    }
+
+    if let Some(value) = pod::annotation(pod, PREFERRED_ANNOTATION) {
+        if !platform::KNOWN_ARCHITECTURES.contains(&value) {
+            warnings.push(format!(
+                "{PREFIX}: annotation {PREFERRED_ANNOTATION}: {value:?} is not an architecture, ignored; use one of: {}",
+                platform::KNOWN_ARCHITECTURES.join(", ")
+            ));
+        }
+    }
+    match pin(pod, &common, settings) {
+        Err(message) => Outcome::Rejected(message, warnings),
+        Ok(false) => Outcome::Unchanged(warnings),
+        Ok(true) => {
+            record_architectures(pod, &common);
+            Outcome::Changed(warnings)
+        }
+    }
+}
+
+/// The architectures on which every known image runs for `os`, within the schedulable ones; the
+/// error is the rejection message naming each image and what it has.
+fn common_architectures(
+    known: &[&ImagePlatforms],
+    os: &str,
+    settings: &Settings,
+) -> Result<Architectures, String> {
+    let per_image: Vec<(&ImagePlatforms, Architectures)> = known
+        .iter()
+        .map(|image| {
+            let architectures = image
+                .platforms
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .filter(|platform| platform.runs_on(os))
+                .map(|platform| platform.architecture.clone())
+                .collect();
+            (*image, architectures)
+        })
+        .collect();
+    let mut common: Option<Architectures> = None;
+    for (_, architectures) in &per_image {
+        common = Some(match common {
+            None => architectures.clone(),
+            Some(so_far) => so_far.intersection(architectures).cloned().collect(),
+        });
+    }
+    let common = common.unwrap_or_default();
+    if common.is_empty() {
+        let each = per_image
+            .iter()
+            .map(|(image, architectures)| describe_image(image, architectures, os))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(format!(
+            "{PREFIX}: no {os} node architecture runs every image of this Pod: {each}. Use images built for a common architecture"
+        ));
+    }
+    let schedulable = settings.schedulable();
+    if schedulable.is_empty() {
+        return Ok(common);
+    }
+    let runnable: Architectures = common.intersection(&schedulable).cloned().collect();
+    if runnable.is_empty() {
+        return Err(format!(
+            "{PREFIX}: the Pod's images all run only on {}, but the cluster's nodes are {} (setting schedulableArchitectures)",
+            platform::join(&common, ", "),
+            platform::join(&schedulable, ", ")
+        ));
+    }
+    Ok(runnable)
+}
+
+fn describe_image(image: &ImagePlatforms, architectures: &Architectures, os: &str) -> String {
+    if !architectures.is_empty() {
+        return format!(
+            "{:?} runs on {}",
+            image.image,
+            platform::join(architectures, ", ")
+        );
+    }
+    let others = image
+        .platforms
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("{:?} has no {os} build (only {others})", image.image)
+}
+
+/// Writes the constraints for `common` into the Pod: required affinity (unless `common` already
+/// covers every schedulable architecture), matchNodeLabels, the preferred architecture and the
+/// tolerations. Returns whether anything changed; the error is a rejection message.
+fn pin(pod: &mut Value, common: &Architectures, settings: &Settings) -> Result<bool, String> {
+    let schedulable = settings.schedulable();
+    let covers_all = !schedulable.is_empty() && common.is_superset(&schedulable);
+
+    let plan =
+        pod::required_terms(&pod["spec"]).map(|terms| affinity::plan_required(terms, common));
+    if let Some(conflict) = plan.as_ref().and_then(|plan| plan.conflict.as_ref()) {
+        return Err(format!(
+            "{PREFIX}: every required node affinity term of the Pod excludes the architectures its images run on ({}): {conflict}",
+            platform::join(common, ", ")
+        ));
+    }
+    let labels: Vec<(String, String)> = settings
+        .match_node_labels
+        .iter()
+        .filter_map(|key| pod::label(pod, key).map(|value| (key.clone(), value.to_string())))
+        .collect();
+    let preferred = preferred_architecture(pod, settings)
+        .filter(|preferred| common.len() > 1 && common.contains(*preferred))
+        .map(str::to_string);
+
+    let mut changed = false;
+    let Some(spec) = pod.get_mut("spec") else {
+        return Ok(false);
+    };
+    if !covers_all || !labels.is_empty() {
+        changed |= constrain_required(
+            spec,
+            plan.map(|p| p.to_constrain),
+            common,
+            covers_all,
+            &labels,
+        );
+    }
+    if let Some(preferred) = preferred {
+        if !affinity::has_preferred_architecture(spec) {
+            if let Some(list) = edit::array_at(spec, &PREFERRED_PATH) {
+                list.push(affinity::preferred_term(
+                    &preferred,
+                    settings.preferred_architecture_weight,
+                ));
+                changed = true;
+            }
+        }
+    }
+    changed |= tolerations::add_for(spec, common, &settings.architecture_tolerations);
+    Ok(changed)
+}
+
+/// Puts the architecture expression (unless `covers_all`) and the label expressions into every
+/// required term, or creates the one term when the Pod has none.
+fn constrain_required(
+    spec: &mut Value,
+    to_constrain: Option<Vec<usize>>,
+    common: &Architectures,
+    covers_all: bool,
+    labels: &[(String, String)],
+) -> bool {
+    let Some(required) = edit::object_at(spec, &REQUIRED_PATH) else {
+        return false;
+    };
+    let terms = required.entry("nodeSelectorTerms").or_insert(Value::Null);
+    let mut changed = false;
+    match terms.as_array_mut() {
+        Some(terms) if !terms.is_empty() => {
+            let to_constrain = to_constrain.unwrap_or_default();
+            for (index, term) in terms.iter_mut().enumerate() {
+                if !covers_all && to_constrain.contains(&index) {
+                    affinity::push_expression(term, affinity::architecture_expression(common));
+                    changed = true;
+                }
+                if term["matchExpressions"]
+                    .as_array()
+                    .is_none_or(Vec::is_empty)
+                    && term["matchFields"].as_array().is_none_or(Vec::is_empty)
+                {
+                    continue; // an empty term matches nothing; leave it so
+                }
+                for (key, value) in labels {
+                    if !affinity::has_expression_on(term, key) {
+                        affinity::push_expression(term, affinity::in_expression(key, [value]));
+                        changed = true;
+                    }
+                }
+            }
+        }
+        _ => {
+            let mut expressions = Vec::new();
+            if !covers_all {
+                expressions.push(affinity::architecture_expression(common));
+            }
+            expressions.extend(
+                labels
+                    .iter()
+                    .map(|(key, value)| affinity::in_expression(key, [value])),
+            );
+            *terms = serde_json::json!([{ "matchExpressions": expressions }]);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The preferred architecture: the Pod's annotation, else the setting.
+fn preferred_architecture<'a>(pod: &'a Value, settings: &'a Settings) -> Option<&'a str> {
+    pod::annotation(pod, PREFERRED_ANNOTATION)
+        .filter(|arch| platform::KNOWN_ARCHITECTURES.contains(arch))
+        .or(settings.preferred_architecture.as_deref())
+}
+
+fn record_architectures(pod: &mut Value, common: &Architectures) {
+    if let Some(annotations) = edit::object_at(pod, &["metadata", "annotations"]) {
+        annotations.insert(
+            ARCHITECTURES_ANNOTATION.to_string(),
+            Value::String(platform::join(common, ",")),
+        );
+    }
+}

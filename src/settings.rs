@@ -1,0 +1,441 @@
+//! The policy's settings, as the cluster operator writes them in the ClusterAdmissionPolicy, and
+//! their validation when the policy loads.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::image;
+use crate::platform::{self, Architectures};
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Settings {
+    /// The OS whose platforms count when the Pod does not choose one.
+    pub default_operating_system: String,
+    /// The architectures of the cluster's nodes; empty means unknown (every architecture counts).
+    pub schedulable_architectures: Vec<String>,
+    pub on_no_common_architecture: OnNoCommonArchitecture,
+    pub on_lookup_failure: OnLookupFailure,
+    /// Registry host -> mirror host (with an optional path prefix) used for the lookups.
+    pub registry_mirrors: BTreeMap<String, String>,
+    /// Images whose architectures are configured instead of looked up.
+    pub image_platforms: Vec<ImagePlatforms>,
+    pub preferred_architecture: Option<String>,
+    pub preferred_architecture_weight: i64,
+    /// Architecture -> tolerations that a Pod which may run there needs.
+    pub architecture_tolerations: BTreeMap<String, Vec<Toleration>>,
+    /// Pod label keys copied into every required node affinity term as `key In [value]`.
+    pub match_node_labels: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            default_operating_system: "linux".to_string(),
+            schedulable_architectures: Vec::new(),
+            on_no_common_architecture: OnNoCommonArchitecture::Reject,
+            on_lookup_failure: OnLookupFailure::IgnoreImage,
+            registry_mirrors: BTreeMap::new(),
+            image_platforms: Vec::new(),
+            preferred_architecture: None,
+            preferred_architecture_weight: DEFAULT_PREFERRED_WEIGHT,
+            architecture_tolerations: BTreeMap::new(),
+            match_node_labels: Vec::new(),
+        }
+    }
+}
+
+pub const DEFAULT_PREFERRED_WEIGHT: i64 = 50;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum OnNoCommonArchitecture {
+    #[default]
+    Reject,
+    Accept,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum OnLookupFailure {
+    #[default]
+    IgnoreImage,
+    Accept,
+    Reject,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImagePlatforms {
+    /// Image reference pattern; `*` matches any characters.
+    pub image: String,
+    pub architectures: Vec<String>,
+}
+
+/// A Kubernetes toleration, as written in the settings and added to Pods.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Toleration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<i64>,
+}
+
+impl Settings {
+    /// Parses settings JSON; the error is a message for the operator.
+    pub fn from_json(payload: &[u8]) -> Result<Settings, String> {
+        serde_json::from_slice(payload).map_err(|e| format!("invalid settings: {e}"))
+    }
+
+    /// Checks every setting; the error names the setting and the bad value.
+    pub fn validate(&self) -> Result<(), String> {
+        let os = self.default_operating_system.as_str();
+        if !platform::KNOWN_OPERATING_SYSTEMS.contains(&os) {
+            return Err(format!(
+                "defaultOperatingSystem: unknown operating system {os:?}; use one of: {}",
+                platform::KNOWN_OPERATING_SYSTEMS.join(", ")
+            ));
+        }
+        for arch in &self.schedulable_architectures {
+            platform::check_known_architecture("schedulableArchitectures", arch)?;
+        }
+        for (registry, mirror) in &self.registry_mirrors {
+            image::check_host(registry)
+                .map_err(|e| format!("registryMirrors: key {registry:?}: {e}"))?;
+            check_mirror(mirror).map_err(|e| format!("registryMirrors[{registry:?}]: {e}"))?;
+        }
+        for (index, entry) in self.image_platforms.iter().enumerate() {
+            image::check_pattern(&entry.image)
+                .map_err(|e| format!("imagePlatforms[{index}].image: {e}"))?;
+            if entry.architectures.is_empty() {
+                return Err(format!(
+                    "imagePlatforms[{index}].architectures: list the architectures that images matching {:?} run on",
+                    entry.image
+                ));
+            }
+            for arch in &entry.architectures {
+                platform::check_known_architecture(
+                    &format!("imagePlatforms[{index}].architectures"),
+                    arch,
+                )?;
+            }
+        }
+        if let Some(preferred) = &self.preferred_architecture {
+            platform::check_known_architecture("preferredArchitecture", preferred)?;
+            if !self.schedulable_architectures.is_empty()
+                && !self.schedulable_architectures.contains(preferred)
+            {
+                return Err(format!(
+                    "preferredArchitecture: {preferred:?} is not one of schedulableArchitectures ({})",
+                    self.schedulable_architectures.join(", ")
+                ));
+            }
+        }
+        if !(1..=100).contains(&self.preferred_architecture_weight) {
+            return Err(format!(
+                "preferredArchitectureWeight: {} is outside 1..100 (the weight of a preferred node affinity term)",
+                self.preferred_architecture_weight
+            ));
+        }
+        for (arch, tolerations) in &self.architecture_tolerations {
+            platform::check_known_architecture("architectureTolerations", arch)?;
+            for (index, toleration) in tolerations.iter().enumerate() {
+                toleration
+                    .validate()
+                    .map_err(|e| format!("architectureTolerations[{arch:?}][{index}]: {e}"))?;
+            }
+        }
+        for key in &self.match_node_labels {
+            check_label_key(key).map_err(|e| format!("matchNodeLabels: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The architectures configured for an image by `imagePlatforms` (first matching entry), if
+    /// any. `written` is the reference as the Pod spells it, `canonical` its normalized form.
+    pub fn configured_architectures(
+        &self,
+        written: &str,
+        canonical: &str,
+    ) -> Option<Architectures> {
+        self.image_platforms
+            .iter()
+            .find(|entry| {
+                image::glob_match(&entry.image, canonical)
+                    || image::glob_match(&entry.image, written)
+            })
+            .map(|entry| entry.architectures.iter().cloned().collect())
+    }
+
+    /// The schedulable architectures as a set (empty: unknown).
+    pub fn schedulable(&self) -> Architectures {
+        self.schedulable_architectures.iter().cloned().collect()
+    }
+}
+
+fn check_mirror(mirror: &str) -> Result<(), String> {
+    let (host, prefix) = match mirror.split_once('/') {
+        Some((host, prefix)) => (host, Some(prefix)),
+        None => (mirror, None),
+    };
+    image::check_host(host)?;
+    if let Some(prefix) = prefix {
+        let ok = prefix.trim_end_matches('/').split('/').all(|c| {
+            !c.is_empty()
+                && c.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
+        });
+        if !ok {
+            return Err(format!(
+                "{mirror:?} is not a mirror (host[:port] with an optional lowercase path prefix)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Toleration {
+    fn validate(&self) -> Result<(), String> {
+        let key = self.key.as_deref().unwrap_or("");
+        if !key.is_empty() {
+            check_label_key(key).map_err(|e| format!("key: {e}"))?;
+        }
+        let operator = self.operator.as_deref().unwrap_or("Equal");
+        match operator {
+            "Equal" => {
+                if key.is_empty() {
+                    return Err(
+                        "operator Equal needs a key (only Exists may leave the key empty)".into(),
+                    );
+                }
+                if let Some(value) = &self.value {
+                    check_label_value(value).map_err(|e| format!("value: {e}"))?;
+                }
+            }
+            "Exists" => {
+                if self.value.as_deref().is_some_and(|v| !v.is_empty()) {
+                    return Err("operator Exists takes no value".into());
+                }
+            }
+            other => return Err(format!("operator {other:?} is not Equal or Exists")),
+        }
+        let effect = self.effect.as_deref().unwrap_or("");
+        if !["", "NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+            return Err(format!(
+                "effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"
+            ));
+        }
+        if self.toleration_seconds.is_some() && effect != "NoExecute" {
+            return Err("tolerationSeconds needs effect NoExecute".into());
+        }
+        Ok(())
+    }
+}
+
+/// A Kubernetes label key: an optional DNS-subdomain prefix and `/`, then a name of at most 63
+/// characters.
+pub fn check_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.split('.').all(|l| {
+                !l.is_empty()
+                    && l.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            })
+    });
+    if prefix_ok && !name.is_empty() && check_label_value(name).is_ok() {
+        Ok(())
+    } else {
+        Err(format!("{key:?} is not a label key"))
+    }
+}
+
+fn check_label_value(value: &str) -> Result<(), String> {
+    let ok = value.is_empty()
+        || (value.len() <= 63
+            && value.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && value.ends_with(|c: char| c.is_ascii_alphanumeric())
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{value:?} is not a label value"))
+    }
+}
+
+/// Whether two tolerations are the same, with Kubernetes' defaults filled in.
+pub fn same_toleration(a: &Toleration, b: &Toleration) -> bool {
+    fn norm(t: &Toleration) -> (&str, &str, &str, &str, Option<i64>) {
+        (
+            t.key.as_deref().unwrap_or(""),
+            t.operator.as_deref().unwrap_or("Equal"),
+            t.value.as_deref().unwrap_or(""),
+            t.effect.as_deref().unwrap_or(""),
+            t.toleration_seconds,
+        )
+    }
+    norm(a) == norm(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<Settings, String> {
+        let settings = Settings::from_json(json.as_bytes())?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    #[test]
+    fn empty_settings_are_valid_with_defaults() {
+        let settings = parse("{}").unwrap();
+        assert_eq!(settings, Settings::default());
+        assert_eq!(settings.default_operating_system, "linux");
+        assert_eq!(settings.on_lookup_failure, OnLookupFailure::IgnoreImage);
+        assert_eq!(
+            settings.on_no_common_architecture,
+            OnNoCommonArchitecture::Reject
+        );
+    }
+
+    #[test]
+    fn full_settings_parse() {
+        let settings = parse(
+            r#"{"defaultOperatingSystem":"windows","schedulableArchitectures":["amd64","arm64"],
+            "onNoCommonArchitecture":"accept","onLookupFailure":"reject",
+            "registryMirrors":{"docker.io":"mirror.example.com:5000/hub"},
+            "imagePlatforms":[{"image":"registry.example.com/legacy/*","architectures":["amd64"]}],
+            "preferredArchitecture":"arm64","preferredArchitectureWeight":10,
+            "architectureTolerations":{"arm64":[{"key":"kubernetes.io/arch","operator":"Equal","value":"arm64","effect":"NoSchedule"}]},
+            "matchNodeLabels":["topology.kubernetes.io/zone"]}"#,
+        )
+        .unwrap();
+        assert_eq!(settings.on_lookup_failure, OnLookupFailure::Reject);
+        assert_eq!(settings.preferred_architecture_weight, 10);
+        assert_eq!(
+            settings.configured_architectures("x", "registry.example.com/legacy/app:1"),
+            Some(["amd64".to_string()].into())
+        );
+        assert_eq!(settings.configured_architectures("x", "ghcr.io/a:1"), None);
+    }
+
+    #[test]
+    fn each_bad_setting_is_named() {
+        let cases = [
+            (r#"{"bogus":1}"#, "invalid settings: unknown field `bogus`"),
+            (
+                r#"{"defaultOperatingSystem":"linx"}"#,
+                "defaultOperatingSystem: unknown operating system \"linx\"; use one of: aix,",
+            ),
+            (
+                r#"{"schedulableArchitectures":["amd64","x86_64"]}"#,
+                "schedulableArchitectures: unknown architecture \"x86_64\"; use a node `kubernetes.io/arch` value: 386, amd64,",
+            ),
+            (
+                r#"{"onLookupFailure":"ignore"}"#,
+                "invalid settings: unknown variant `ignore`, expected one of `ignoreImage`, `accept`, `reject`",
+            ),
+            (
+                r#"{"preferredArchitectureWeight":0}"#,
+                "preferredArchitectureWeight: 0 is outside 1..100",
+            ),
+            (
+                r#"{"preferredArchitectureWeight":101}"#,
+                "preferredArchitectureWeight: 101 is outside 1..100",
+            ),
+            (
+                r#"{"schedulableArchitectures":["amd64"],"preferredArchitecture":"arm64"}"#,
+                "preferredArchitecture: \"arm64\" is not one of schedulableArchitectures (amd64)",
+            ),
+            (
+                r#"{"preferredArchitecture":"aarch64"}"#,
+                "preferredArchitecture: unknown architecture \"aarch64\"",
+            ),
+            (
+                r#"{"registryMirrors":{"docker.io":"not a host"}}"#,
+                "registryMirrors[\"docker.io\"]: \"not a host\" is not a registry host",
+            ),
+            (
+                r#"{"registryMirrors":{"https://docker.io":"m.example.com"}}"#,
+                "registryMirrors: key \"https://docker.io\": ",
+            ),
+            (
+                r#"{"imagePlatforms":[{"image":"a b","architectures":["amd64"]}]}"#,
+                "imagePlatforms[0].image: \"a b\" is not an image pattern",
+            ),
+            (
+                r#"{"imagePlatforms":[{"image":"a/*","architectures":[]}]}"#,
+                "imagePlatforms[0].architectures: list the architectures",
+            ),
+            (
+                r#"{"imagePlatforms":[{"image":"a/*","architectures":["armv7"]}]}"#,
+                "imagePlatforms[0].architectures: unknown architecture \"armv7\"",
+            ),
+            (
+                r#"{"architectureTolerations":{"arm64":[{"key":"k","operator":"Exists","value":"v"}]}}"#,
+                "architectureTolerations[\"arm64\"][0]: operator Exists takes no value",
+            ),
+            (
+                r#"{"architectureTolerations":{"arm64":[{"key":"k","operator":"Equals"}]}}"#,
+                "architectureTolerations[\"arm64\"][0]: operator \"Equals\" is not Equal or Exists",
+            ),
+            (
+                r#"{"architectureTolerations":{"arm64":[{"key":"k","effect":"NoSchedul"}]}}"#,
+                "architectureTolerations[\"arm64\"][0]: effect \"NoSchedul\" is not NoSchedule, PreferNoSchedule or NoExecute",
+            ),
+            (
+                r#"{"architectureTolerations":{"arm64":[{"key":"k","effect":"NoSchedule","tolerationSeconds":5}]}}"#,
+                "architectureTolerations[\"arm64\"][0]: tolerationSeconds needs effect NoExecute",
+            ),
+            (
+                r#"{"architectureTolerations":{"arm64":[{"value":"v"}]}}"#,
+                "architectureTolerations[\"arm64\"][0]: operator Equal needs a key",
+            ),
+            (
+                r#"{"architectureTolerations":{"arm64":[{"key":"k","tolerance":1}]}}"#,
+                "invalid settings: unknown field `tolerance`",
+            ),
+            (
+                r#"{"architectureTolerations":{"arm":[{"key":"bad key!"}]}}"#,
+                "architectureTolerations[\"arm\"][0]: key: \"bad key!\" is not a label key",
+            ),
+            (
+                r#"{"matchNodeLabels":["Zone Name"]}"#,
+                "matchNodeLabels: \"Zone Name\" is not a label key",
+            ),
+        ];
+        for (json, expected) in cases {
+            let err = parse(json).unwrap_err();
+            assert!(
+                err.starts_with(expected),
+                "settings {json}\n  got: {err}\n want: {expected}..."
+            );
+        }
+    }
+
+    #[test]
+    fn tolerations_compare_with_defaults() {
+        let a: Toleration = serde_json::from_str(r#"{"key":"k","value":"v"}"#).unwrap();
+        let b: Toleration =
+            serde_json::from_str(r#"{"key":"k","operator":"Equal","value":"v"}"#).unwrap();
+        let c: Toleration = serde_json::from_str(r#"{"key":"k","operator":"Exists"}"#).unwrap();
+        assert!(same_toleration(&a, &b));
+        assert!(!same_toleration(&a, &c));
+    }
+}
