@@ -4,6 +4,8 @@
 //! The decision is plain Rust over plain data (`policy`, with `pod`, `resolve`, `affinity`, ...);
 //! this file is the thin waPC layer: JSON in, JSON out, host calls through `registry`.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 pub mod affinity;
 pub mod edit;
 pub mod image;

@@ -1,0 +1,274 @@
+//! Test fixtures: a registry that serves canned host answers and counts the calls, Pods, and the
+//! JSON patch the Kubewarden host would compute.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use image_arch_affinity::policy::{self, Decision, Request, Verdict};
+use image_arch_affinity::registry::Registry;
+use image_arch_affinity::settings::Settings;
+use serde_json::{json, Value};
+
+pub const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+/// Canned answers by exact lookup string; every call is recorded.
+#[derive(Default)]
+pub struct FixtureRegistry {
+    manifests: HashMap<String, Result<String, String>>,
+    configs: HashMap<String, Result<String, String>>,
+    pub calls: Vec<String>,
+}
+
+impl Registry for FixtureRegistry {
+    fn manifest(&mut self, image: &str) -> Result<Vec<u8>, String> {
+        self.calls.push(format!("v1/oci_manifest {image}"));
+        answer(&self.manifests, image)
+    }
+
+    fn manifest_and_config(&mut self, image: &str) -> Result<Vec<u8>, String> {
+        self.calls.push(format!("v1/oci_manifest_config {image}"));
+        answer(&self.configs, image)
+    }
+}
+
+fn answer(map: &HashMap<String, Result<String, String>>, image: &str) -> Result<Vec<u8>, String> {
+    match map.get(image) {
+        Some(Ok(body)) => Ok(body.clone().into_bytes()),
+        Some(Err(error)) => Err(error.clone()),
+        None => Err(format!(
+            "Host error: error invoking host capability oci.oci_manifest: {image}: manifest unknown (404 Not Found)"
+        )),
+    }
+}
+
+fn index(media_type: &str, entries: &[Value]) -> String {
+    json!({"schemaVersion": 2, "mediaType": media_type, "manifests": entries}).to_string()
+}
+
+fn entry(os: &str, arch: &str, variant: Option<&str>) -> Value {
+    let mut platform = json!({"architecture": arch, "os": os});
+    if let Some(variant) = variant {
+        platform["variant"] = json!(variant);
+    }
+    json!({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": DIGEST, "size": 500, "platform": platform})
+}
+
+fn attestation() -> Value {
+    json!({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": DIGEST, "size": 800,
+        "platform": {"architecture": "unknown", "os": "unknown"},
+        "annotations": {"vnd.docker.reference.digest": DIGEST, "vnd.docker.reference.type": "attestation-manifest"}})
+}
+
+const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+
+fn single_manifest() -> String {
+    json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": DIGEST, "size": 300},
+        "layers": []})
+    .to_string()
+}
+
+fn config(os: &str, arch: &str, variant: Option<&str>) -> String {
+    let mut config =
+        json!({"architecture": arch, "os": os, "rootfs": {"type": "layers", "diff_ids": []}});
+    if let Some(variant) = variant {
+        config["variant"] = json!(variant);
+    }
+    json!({"manifest": serde_json::from_str::<Value>(&single_manifest()).unwrap(), "digest": DIGEST, "config": config}).to_string()
+}
+
+impl FixtureRegistry {
+    /// The images the tests use, by the canonical reference the policy sends.
+    pub fn new() -> FixtureRegistry {
+        let mut registry = FixtureRegistry::default();
+        let multi = index(
+            OCI_INDEX,
+            &[
+                entry("linux", "amd64", None),
+                entry("linux", "arm64", Some("v8")),
+                attestation(),
+                attestation(),
+            ],
+        );
+        registry.index("docker.io/library/multi:1", &multi);
+        registry.index("docker.io/library/busybox:latest", &multi);
+        registry.index(&format!("ghcr.io/org/app:1.0@{DIGEST}"), &multi);
+        registry.index(&format!("ghcr.io/org/app@{DIGEST}"), &multi);
+        registry.index(
+            "docker.io/library/list:1",
+            &index(
+                DOCKER_LIST,
+                &[
+                    entry("linux", "amd64", None),
+                    entry("linux", "arm64", Some("v8")),
+                    entry("linux", "arm", Some("v7")),
+                    entry("linux", "ppc64le", None),
+                    entry("linux", "s390x", None),
+                ],
+            ),
+        );
+        registry.index(
+            "ghcr.io/org/windows:1",
+            &index(OCI_INDEX, &[entry("windows", "amd64", None)]),
+        );
+        registry.index(
+            "ghcr.io/org/windows-linux:1",
+            &index(
+                OCI_INDEX,
+                &[
+                    entry("windows", "amd64", None),
+                    entry("linux", "amd64", None),
+                ],
+            ),
+        );
+        registry.index(
+            "127.0.0.1:5000/team/s390x:1.0",
+            &index(OCI_INDEX, &[entry("linux", "s390x", None)]),
+        );
+        registry.index(
+            "ghcr.io/org/amd64-only:1",
+            &index(OCI_INDEX, &[entry("linux", "amd64", None)]),
+        );
+        registry.single(
+            "ghcr.io/org/arm64-only:1",
+            &config("linux", "arm64", Some("v8")),
+        );
+        registry.single("ghcr.io/org/armv7:1", &config("linux", "arm", Some("v7")));
+        registry
+    }
+
+    pub fn index(&mut self, image: &str, body: &str) {
+        self.manifests
+            .insert(image.to_string(), Ok(body.to_string()));
+    }
+
+    pub fn single(&mut self, image: &str, config: &str) {
+        self.manifests
+            .insert(image.to_string(), Ok(single_manifest()));
+        self.configs
+            .insert(image.to_string(), Ok(config.to_string()));
+    }
+
+    pub fn fail(&mut self, image: &str, error: &str) {
+        self.manifests
+            .insert(image.to_string(), Err(error.to_string()));
+    }
+}
+
+/// A Pod with one container per image, and the extra spec fields given.
+pub fn pod(images: &[&str], spec: Value) -> Value {
+    let containers: Vec<Value> = images
+        .iter()
+        .enumerate()
+        .map(|(i, image)| json!({"name": format!("c{i}"), "image": image, "x-unknown-container-field": true}))
+        .collect();
+    let mut pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "p"}},
+        "spec": {"containers": containers, "x-unknown-spec-field": {"kept": 1}}
+    });
+    if let (Some(target), Some(extra)) = (pod["spec"].as_object_mut(), spec.as_object()) {
+        for (key, value) in extra {
+            target.insert(key.clone(), value.clone());
+        }
+    }
+    pod
+}
+
+pub fn settings(json: Value) -> Settings {
+    let settings = Settings::from_json(json.to_string().as_bytes()).expect("settings parse");
+    settings.validate().expect("settings valid");
+    settings
+}
+
+/// The outcome of one evaluation, as the host would see it.
+#[derive(Debug)]
+pub struct Run {
+    pub decision: Decision,
+    /// The JSON patch the host would send (`json_patch::diff`), if the policy mutated.
+    pub patch: Option<Value>,
+    pub calls: Vec<String>,
+}
+
+impl Run {
+    pub fn rejection(&self) -> &str {
+        match &self.decision.verdict {
+            Verdict::Reject(message) => message,
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    }
+
+    pub fn assert_accepted_unchanged(&self) {
+        assert_eq!(self.decision.verdict, Verdict::Accept, "{self:?}");
+    }
+
+    pub fn assert_patch(&self, expected: Value) {
+        assert_eq!(self.patch.as_ref(), Some(&expected), "{self:?}");
+    }
+}
+
+pub fn run_with(registry: &mut FixtureRegistry, object: &Value, settings: &Settings) -> Run {
+    run_request(registry, "Pod", "CREATE", object, settings)
+}
+
+pub fn run_request(
+    registry: &mut FixtureRegistry,
+    kind: &str,
+    operation: &str,
+    object: &Value,
+    settings: &Settings,
+) -> Run {
+    registry.calls.clear();
+    let decision = policy::evaluate(
+        Request {
+            kind,
+            operation,
+            sub_resource: "",
+            object: object.clone(),
+        },
+        settings,
+        registry,
+    );
+    let patch = match &decision.verdict {
+        Verdict::Mutate(mutated) => {
+            Some(serde_json::to_value(json_patch::diff(object, mutated)).expect("patch serializes"))
+        }
+        _ => None,
+    };
+    Run {
+        decision,
+        patch,
+        calls: registry.calls.clone(),
+    }
+}
+
+pub fn run(object: &Value, settings_json: Value) -> Run {
+    run_with(
+        &mut FixtureRegistry::new(),
+        object,
+        &settings(settings_json),
+    )
+}
+
+/// Applies the run's patch to `object` (the host's job), for idempotency checks.
+pub fn apply(object: &Value, patch: &Value) -> Value {
+    let mut patched = object.clone();
+    let patch: json_patch::Patch = serde_json::from_value(patch.clone()).expect("patch parses");
+    json_patch::patch(&mut patched, &patch).expect("patch applies");
+    patched
+}
+
+/// The affinity patch operation for a Pod without any affinity.
+pub fn add_required(architectures: &[&str]) -> Value {
+    json!({"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": architectures}]}]}}}})
+}
+
+/// The annotation patch operation for a Pod without annotations.
+pub fn add_annotation(architectures: &str) -> Value {
+    json!({"op": "add", "path": "/metadata/annotations", "value": {
+        "image-arch-affinity.kubewarden.io/architectures": architectures}})
+}

@@ -1,0 +1,614 @@
+//! The policy's rules for Pod CREATE requests, each with the exact patch or message.
+
+mod common;
+use common::*;
+use image_arch_affinity::policy::Verdict;
+use serde_json::json;
+
+// ---- images and their platforms ----
+
+#[test]
+fn index_with_attestations_pins_to_its_image_platforms() {
+    let r = run(&pod(&["multi:1"], json!({})), json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+    assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
+    assert_eq!(r.decision.warnings, Vec::<String>::new());
+}
+
+#[test]
+fn docker_manifest_list_intersected_with_an_index() {
+    let r = run(&pod(&["list:1", "multi:1"], json!({})), json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+    let alone = run(&pod(&["list:1"], json!({})), json!({}));
+    alone.assert_patch(json!([
+        add_annotation("amd64,arm,arm64,ppc64le,s390x"),
+        add_required(&["amd64", "arm", "arm64", "ppc64le", "s390x"])
+    ]));
+}
+
+#[test]
+fn single_arch_image_needs_manifest_and_config() {
+    let r = run(&pod(&["ghcr.io/org/arm64-only:1"], json!({})), json!({}));
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    assert_eq!(
+        r.calls,
+        [
+            "v1/oci_manifest ghcr.io/org/arm64-only:1",
+            "v1/oci_manifest_config ghcr.io/org/arm64-only:1"
+        ]
+    );
+}
+
+#[test]
+fn arm_v7_image_pins_to_arm() {
+    let r = run(&pod(&["ghcr.io/org/armv7:1"], json!({})), json!({}));
+    r.assert_patch(json!([add_annotation("arm"), add_required(&["arm"])]));
+}
+
+#[test]
+fn windows_only_image_on_a_linux_pod_is_rejected() {
+    let r = run(
+        &pod(&["ghcr.io/org/windows:1", "multi:1"], json!({})),
+        json!({}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: no linux node architecture runs every image of this Pod: \
+         \"ghcr.io/org/windows:1\" has no linux build (only windows/amd64); \"multi:1\" runs on amd64, arm64. \
+         Use images built for a common architecture"
+    );
+}
+
+#[test]
+fn windows_pod_counts_windows_platforms() {
+    let by_os_field = run(
+        &pod(
+            &["ghcr.io/org/windows-linux:1"],
+            json!({"os": {"name": "windows"}}),
+        ),
+        json!({}),
+    );
+    by_os_field.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    let by_selector = run(
+        &pod(
+            &["ghcr.io/org/windows:1"],
+            json!({"nodeSelector": {"kubernetes.io/os": "windows"}}),
+        ),
+        json!({}),
+    );
+    by_selector.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    let by_setting = run(
+        &pod(&["ghcr.io/org/windows:1"], json!({})),
+        json!({"defaultOperatingSystem": "windows"}),
+    );
+    by_setting.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+}
+
+#[test]
+fn references_are_canonical_and_looked_up_once() {
+    let r = run(
+        &pod(
+            &[
+                "busybox",
+                "docker.io/library/busybox:latest",
+                "index.docker.io/library/busybox",
+                &format!("ghcr.io/org/app:1.0@{DIGEST}"),
+                &format!("ghcr.io/org/app@{DIGEST}"),
+                "127.0.0.1:5000/team/s390x:1.0",
+                "list:1",
+            ],
+            json!({}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        r.calls,
+        [
+            "v1/oci_manifest docker.io/library/busybox:latest".to_string(),
+            format!("v1/oci_manifest ghcr.io/org/app:1.0@{DIGEST}"),
+            format!("v1/oci_manifest ghcr.io/org/app@{DIGEST}"),
+            "v1/oci_manifest 127.0.0.1:5000/team/s390x:1.0".to_string(),
+            "v1/oci_manifest docker.io/library/list:1".to_string(),
+        ]
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: no linux node architecture runs every image of this Pod: \
+         \"busybox\" runs on amd64, arm64; \"docker.io/library/busybox:latest\" runs on amd64, arm64; \
+         \"index.docker.io/library/busybox\" runs on amd64, arm64; \
+         \"ghcr.io/org/app:1.0@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\" runs on amd64, arm64; \
+         \"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\" runs on amd64, arm64; \
+         \"127.0.0.1:5000/team/s390x:1.0\" runs on s390x; \
+         \"list:1\" runs on amd64, arm, arm64, ppc64le, s390x. Use images built for a common architecture"
+    );
+}
+
+#[test]
+fn init_and_ephemeral_containers_count() {
+    let object = pod(
+        &["multi:1"],
+        json!({"initContainers": [{"name": "i", "image": "ghcr.io/org/arm64-only:1"}],
+               "ephemeralContainers": [{"name": "e", "image": "list:1"}]}),
+    );
+    let r = run(&object, json!({}));
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+}
+
+#[test]
+fn registry_mirror_is_used_for_the_lookup() {
+    let mut registry = FixtureRegistry::new();
+    let list = r#"{"manifests":[{"platform":{"os":"linux","architecture":"riscv64"}}]}"#;
+    registry.index("mirror.example.com:5000/hub/library/nginx:1.27", list);
+    let r = run_with(
+        &mut registry,
+        &pod(&["nginx:1.27"], json!({})),
+        &settings(json!({"registryMirrors": {"docker.io": "mirror.example.com:5000/hub"}})),
+    );
+    assert_eq!(
+        r.calls,
+        ["v1/oci_manifest mirror.example.com:5000/hub/library/nginx:1.27"]
+    );
+    r.assert_patch(json!([
+        add_annotation("riscv64"),
+        add_required(&["riscv64"])
+    ]));
+}
+
+#[test]
+fn configured_image_platforms_need_no_lookup() {
+    let r = run(
+        &pod(&["registry.example.com/legacy/app:3", "multi:1"], json!({})),
+        json!({"imagePlatforms": [{"image": "registry.example.com/legacy/*", "architectures": ["amd64"]}]}),
+    );
+    assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+}
+
+// ---- Pods that need nothing ----
+
+#[test]
+fn pods_that_are_skipped_cost_no_lookup() {
+    let daemonset_pod = {
+        let mut p = pod(&["multi:1"], json!({}));
+        p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "name": "ds", "uid": "1", "controller": true}]);
+        p
+    };
+    let bound = pod(&["multi:1"], json!({"nodeName": "node-1"}));
+    let match_fields = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}}}}),
+    );
+    for object in [daemonset_pod, bound, match_fields] {
+        let r = run(&object, json!({}));
+        r.assert_accepted_unchanged();
+        assert!(r.calls.is_empty(), "{r:?}");
+    }
+    let mut registry = FixtureRegistry::new();
+    let object = pod(&["multi:1"], json!({}));
+    for (kind, operation) in [
+        ("Pod", "UPDATE"),
+        ("Deployment", "CREATE"),
+        ("Pod", "DELETE"),
+    ] {
+        let r = run_request(
+            &mut registry,
+            kind,
+            operation,
+            &object,
+            &settings(json!({})),
+        );
+        r.assert_accepted_unchanged();
+        assert!(r.calls.is_empty());
+    }
+}
+
+#[test]
+fn images_covering_every_schedulable_architecture_need_no_pin() {
+    let r = run(
+        &pod(&["list:1"], json!({})),
+        json!({"schedulableArchitectures": ["amd64", "arm64"]}),
+    );
+    r.assert_accepted_unchanged();
+    let narrower = run(
+        &pod(&["ghcr.io/org/arm64-only:1"], json!({})),
+        json!({"schedulableArchitectures": ["amd64", "arm64"]}),
+    );
+    narrower.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+}
+
+#[test]
+fn common_set_is_cut_to_the_schedulable_architectures() {
+    let r = run(
+        &pod(&["list:1"], json!({})),
+        json!({"schedulableArchitectures": ["amd64", "arm64", "riscv64"]}),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+    let none = run(
+        &pod(&["127.0.0.1:5000/team/s390x:1.0"], json!({})),
+        json!({"schedulableArchitectures": ["amd64", "arm64"]}),
+    );
+    assert_eq!(
+        none.rejection(),
+        "image-arch-affinity: the Pod's images all run only on s390x, but the cluster's nodes are amd64, arm64 (setting schedulableArchitectures)"
+    );
+}
+
+// ---- required node affinity ----
+
+#[test]
+fn every_ored_user_term_gains_the_expression() {
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+            {"matchExpressions": [{"key": "pool", "operator": "Exists"}]}]}}}}),
+    );
+    let r = run(&object, json!({}));
+    let expression =
+        json!({"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]});
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1", "value": expression},
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/1/matchExpressions/1", "value": expression},
+    ]));
+}
+
+#[test]
+fn term_already_within_the_common_set_is_left_alone() {
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]}}}}),
+    );
+    run(&object, json!({})).assert_accepted_unchanged();
+}
+
+#[test]
+fn a_conflicting_term_next_to_a_live_one_is_closed_too() {
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "s390x"]}]},
+            {}]}}}}),
+    );
+    let r = run(&object, json!({}));
+    let expression =
+        json!({"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]});
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1", "value": expression},
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/1/matchExpressions/1", "value": expression},
+    ]));
+}
+
+#[test]
+fn every_term_conflicting_is_rejected() {
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["amd64", "arm64"]},
+                                  {"key": "zone", "operator": "In", "values": ["a"]}]}]}}}}),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+         term 0 admits s390x; term 1 admits every architecture but amd64, arm64"
+    );
+}
+
+#[test]
+fn empty_required_term_list_gets_one_term() {
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"podAntiAffinity": {"x": 1}, "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}}),
+    );
+    let r = run(&object, json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0",
+         "value": {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}},
+    ]));
+}
+
+// ---- nodeSelector ----
+
+#[test]
+fn node_selector_on_a_common_architecture_is_accepted_unchanged() {
+    for key in ["kubernetes.io/arch", "beta.kubernetes.io/arch"] {
+        let r = run(
+            &pod(&["multi:1"], json!({"nodeSelector": {key: "arm64"}})),
+            json!({}),
+        );
+        r.assert_accepted_unchanged();
+    }
+}
+
+#[test]
+fn node_selector_conflict_is_rejected() {
+    let r = run(
+        &pod(
+            &["multi:1", "list:1"],
+            json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=s390x asks for an architecture that its images do not run on; they all run on: amd64, arm64"
+    );
+}
+
+// ---- lookup failures ----
+
+const NOT_FOUND: &str = "Host error: error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found)";
+
+fn failing_registry() -> FixtureRegistry {
+    let mut registry = FixtureRegistry::new();
+    registry.fail("ghcr.io/org/gone:1", NOT_FOUND);
+    registry
+}
+
+#[test]
+fn lookup_failure_ignore_image_decides_from_the_others() {
+    let r = run_with(
+        &mut failing_registry(),
+        &pod(
+            &["ghcr.io/org/gone:1", "ghcr.io/org/arm64-only:1"],
+            json!({}),
+        ),
+        &settings(json!({})),
+    );
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: these images were left out of the architecture decision because their lookup failed: \
+          image \"ghcr.io/org/gone:1\": error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found)"]
+    );
+}
+
+#[test]
+fn lookup_failure_ignore_image_with_no_image_left_accepts() {
+    let r = run_with(
+        &mut failing_registry(),
+        &pod(&["ghcr.io/org/gone:1"], json!({})),
+        &settings(json!({"onLookupFailure": "ignoreImage"})),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings.len(), 1);
+    assert!(
+        r.decision.warnings[0].contains("\"ghcr.io/org/gone:1\": error invoking host capability")
+    );
+}
+
+#[test]
+fn lookup_failure_accept_lets_the_pod_through_unpinned() {
+    let r = run_with(
+        &mut failing_registry(),
+        &pod(&["ghcr.io/org/gone:1", "multi:1"], json!({})),
+        &settings(json!({"onLookupFailure": "accept"})),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the Pod was not pinned to an architecture because a lookup failed: \
+          image \"ghcr.io/org/gone:1\": error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found)"]
+    );
+}
+
+#[test]
+fn lookup_failure_reject_names_the_image_and_cause() {
+    let r = run_with(
+        &mut failing_registry(),
+        &pod(&["multi:1", "ghcr.io/org/gone:1"], json!({})),
+        &settings(json!({"onLookupFailure": "reject"})),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot tell which architectures the Pod's images run on: \
+         image \"ghcr.io/org/gone:1\": error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found) \
+         (setting onLookupFailure: reject)"
+    );
+}
+
+#[test]
+fn index_without_runnable_entries_and_invalid_references_are_lookup_failures() {
+    let mut registry = FixtureRegistry::new();
+    registry.index(
+        "ghcr.io/org/attestations:1",
+        r#"{"manifests":[{"platform":{"os":"unknown","architecture":"unknown"},"annotations":{"vnd.docker.reference.type":"attestation-manifest"}}]}"#,
+    );
+    let r = run_with(
+        &mut registry,
+        &pod(&["ghcr.io/org/attestations:1", "Bad:Ref:x"], json!({})),
+        &settings(json!({"onLookupFailure": "reject"})),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot tell which architectures the Pod's images run on: \
+         image \"ghcr.io/org/attestations:1\": the image index has no runnable entry (its 1 entries are attestations or of unknown platform); \
+         image \"Bad:Ref:x\": invalid image reference: \"Bad:Ref\" is not a repository name (lowercase letters, digits and separators . _ - /) \
+         (setting onLookupFailure: reject)"
+    );
+    assert_eq!(r.calls, ["v1/oci_manifest ghcr.io/org/attestations:1"]);
+}
+
+#[test]
+fn no_common_architecture_accept_warns() {
+    let r = run(
+        &pod(
+            &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+            json!({}),
+        ),
+        json!({"onNoCommonArchitecture": "accept"}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: no linux node architecture runs every image of this Pod: \
+          \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+          Use images built for a common architecture (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
+    );
+}
+
+// ---- preferred architecture, tolerations, node labels ----
+
+#[test]
+fn preferred_architecture_from_setting_and_annotation() {
+    let preferred = |arch: &str, weight: i64| {
+        json!({"op": "add", "path": "/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution",
+               "value": [{"weight": weight, "preference": {"matchExpressions": [
+                   {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]}]}}]})
+    };
+    let base = add_required(&["amd64", "arm64"]);
+    let r = run(
+        &pod(&["multi:1"], json!({})),
+        json!({"preferredArchitecture": "arm64", "preferredArchitectureWeight": 20}),
+    );
+    let mut affinity = base.clone();
+    affinity["value"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] =
+        preferred("arm64", 20)["value"].clone();
+    r.assert_patch(json!([add_annotation("amd64,arm64"), affinity]));
+
+    let mut annotated = pod(&["multi:1"], json!({}));
+    annotated["metadata"]["annotations"] =
+        json!({"image-arch-affinity.kubewarden.io/preferred-architecture": "amd64"});
+    let r = run(&annotated, json!({"preferredArchitecture": "arm64"}));
+    let mut affinity = base.clone();
+    affinity["value"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] =
+        preferred("amd64", 50)["value"].clone();
+    r.assert_patch(json!([
+        {"op": "add", "path": "/metadata/annotations/image-arch-affinity.kubewarden.io~1architectures", "value": "amd64,arm64"},
+        affinity
+    ]));
+
+    // One architecture: nothing to prefer. Not in the set: never a hard pin.
+    let single = run(
+        &pod(&["ghcr.io/org/arm64-only:1"], json!({})),
+        json!({"preferredArchitecture": "arm64"}),
+    );
+    single.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    let outside = run(
+        &pod(&["multi:1"], json!({})),
+        json!({"preferredArchitecture": "s390x"}),
+    );
+    outside.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+}
+
+#[test]
+fn existing_preferred_arch_term_is_kept_and_bad_annotation_warns() {
+    let mut object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}}]}}}),
+    );
+    object["metadata"]["annotations"] =
+        json!({"image-arch-affinity.kubewarden.io/preferred-architecture": "aarch64"});
+    let r = run(&object, json!({"preferredArchitecture": "arm64"}));
+    r.assert_patch(json!([
+        {"op": "add", "path": "/metadata/annotations/image-arch-affinity.kubewarden.io~1architectures", "value": "amd64,arm64"},
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
+         "value": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]}}
+    ]));
+    assert_eq!(r.decision.warnings.len(), 1);
+    assert!(r.decision.warnings[0].starts_with(
+        "image-arch-affinity: annotation image-arch-affinity.kubewarden.io/preferred-architecture: \"aarch64\" is not an architecture, ignored"
+    ));
+}
+
+#[test]
+fn tolerations_of_every_possible_architecture_once() {
+    let object = pod(
+        &["multi:1"],
+        json!({"tolerations": [{"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}]}),
+    );
+    let settings = json!({"architectureTolerations": {
+        "arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}],
+        "amd64": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+        "s390x": [{"key": "mainframe", "operator": "Exists"}]}});
+    let r = run(&object, settings.clone());
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"]),
+        {"op": "add", "path": "/spec/tolerations/1", "value": {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}},
+    ]));
+    // Even when no pin is needed, the Pod still needs to tolerate the nodes it may land on.
+    let r = run(
+        &pod(&["multi:1"], json!({})),
+        json!({"schedulableArchitectures": ["amd64", "arm64"],
+               "architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}}),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/tolerations", "value": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]},
+    ]));
+}
+
+#[test]
+fn match_node_labels_go_into_every_term() {
+    let mut object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+            {"matchExpressions": [{"key": "team", "operator": "In", "values": ["x"]}]}]}}}}),
+    );
+    object["metadata"]["labels"] = json!({"team": "blue", "tier": "web"});
+    let r = run(&object, json!({"matchNodeLabels": ["team", "absent"]}));
+    let terms = "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
+    let arch = json!({"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]});
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": format!("{terms}/0/matchExpressions/1"), "value": arch},
+        {"op": "add", "path": format!("{terms}/0/matchExpressions/2"), "value": {"key": "team", "operator": "In", "values": ["blue"]}},
+        {"op": "add", "path": format!("{terms}/1/matchExpressions/1"), "value": arch},
+    ]));
+}
+
+// ---- the patch touches nothing else, and a second run changes nothing ----
+
+#[test]
+fn unknown_fields_survive_and_the_policy_is_idempotent() {
+    let settings_json = json!({"preferredArchitecture": "arm64",
+        "architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]},
+        "matchNodeLabels": ["app"]});
+    let cases = [
+        pod(&["multi:1", "list:1"], json!({})),
+        pod(
+            &["multi:1"],
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]},
+                {"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["b"]}], "x-future": 1}]}}}}),
+        ),
+    ];
+    for object in cases {
+        let first = run(&object, settings_json.clone());
+        let patch = first.patch.clone().expect("first run mutates");
+        let patched = apply(&object, &patch);
+        assert_eq!(patched["spec"]["x-unknown-spec-field"], json!({"kept": 1}));
+        assert_eq!(
+            patched["spec"]["containers"][0]["x-unknown-container-field"],
+            json!(true)
+        );
+        let second = run(&patched, settings_json.clone());
+        assert_eq!(
+            second.decision.verdict,
+            Verdict::Accept,
+            "second run on {patched}"
+        );
+    }
+}
