@@ -1,0 +1,49 @@
+# image-arch-affinity: build, test and run the Kubewarden policy.
+SOURCE_FILES := $(shell find src -type f -name '*.rs') Cargo.toml Cargo.lock
+WASM := target/wasm32-wasip1/release/image_arch_affinity.wasm
+# The dev-only test host (a kwctl-compatible `run`) and the registry seeder, see test-host/.
+HOST_BIN := target/host/test-host
+# e2e.bats runs against any kwctl-compatible runner: `make e2e-tests KWCTL=kwctl` uses kwctl.
+KWCTL ?= $(HOST_BIN)
+POLICY ?= policy.wasm
+
+.PHONY: all deps host fmt lint unit-tests e2e-tests test run clean
+
+all: policy.wasm
+
+policy.wasm: $(SOURCE_FILES)
+	cargo build --target=wasm32-wasip1 --release
+	cp $(WASM) policy.wasm
+
+annotated-policy.wasm: policy.wasm metadata.yml README.md
+	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+
+deps:
+	bash scripts/install-deps.sh
+
+host:
+	cargo build -p test-host --profile host --bins
+
+fmt:
+	cargo fmt --all -- --check
+
+lint:
+	cargo clippy --workspace --all-targets -- -D warnings
+
+unit-tests:
+	cargo test
+	cargo test -p test-host --profile host
+
+e2e-tests: policy.wasm host
+	KWCTL="$(KWCTL)" POLICY="$(POLICY)" bats e2e.bats
+
+# Everything CI checks.
+test: deps fmt lint unit-tests e2e-tests
+
+# The policy on an example Pod, with real lookups in a local registry.
+run: deps policy.wasm host
+	bash scripts/run-example.sh
+
+clean:
+	cargo clean
+	rm -f policy.wasm annotated-policy.wasm
