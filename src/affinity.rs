@@ -142,6 +142,26 @@ pub fn plan_required(terms: &[Value], common: &Architectures) -> RequiredPlan {
     }
 }
 
+/// Whether a Pod spec's own constraints (an architecture nodeSelector, or its required terms)
+/// already keep it on architectures in `common`.
+pub fn admits_only(spec: &Value, common: &Architectures) -> bool {
+    let selector = &spec["nodeSelector"];
+    let selected: Vec<&str> = [ARCH_LABEL, BETA_ARCH_LABEL]
+        .iter()
+        .filter_map(|key| selector[*key].as_str())
+        .collect();
+    if !selected.is_empty() {
+        return selected.iter().all(|arch| common.contains(*arch));
+    }
+    let terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let live: Vec<&Value> = terms.iter().filter(|term| !is_empty_term(term)).collect();
+    !live.is_empty() && live.iter().all(|term| term_admits(term).within(common))
+}
+
 /// `key In [values]`, the expression the policy adds.
 pub fn in_expression<'a>(key: &str, values: impl IntoIterator<Item = &'a String>) -> Value {
     json!({"key": key, "operator": "In", "values": values.into_iter().collect::<Vec<_>>()})

@@ -4,7 +4,10 @@
 //! The decision is plain Rust over plain data (`policy`, with `pod`, `resolve`, `affinity`, ...);
 //! this file is the thin waPC layer: JSON in, JSON out, host calls through `registry`.
 
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod affinity;
 pub mod edit;
@@ -16,6 +19,7 @@ pub mod registry;
 pub mod resolve;
 pub mod settings;
 pub mod tolerations;
+pub mod workload;
 
 use kubewarden_policy_sdk::request::ValidationRequest;
 use kubewarden_policy_sdk::response::ValidationResponse;
@@ -56,6 +60,7 @@ pub fn validate_payload(payload: &[u8], registry: &mut dyn Registry) -> Vec<u8> 
                     operation: &admission.operation,
                     sub_resource: &admission.sub_resource,
                     object: admission.object,
+                    old_object: &admission.old_object,
                 },
                 &request.settings,
                 registry,

@@ -11,13 +11,14 @@ use crate::registry::Registry;
 use crate::resolve::{self, ImagePlatforms};
 use crate::settings::{OnLookupFailure, OnNoCommonArchitecture, Settings};
 use crate::tolerations;
+use crate::workload;
 
 /// Annotation in which the policy records the architectures it computed.
 pub const ARCHITECTURES_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/architectures";
 /// Pod annotation that names the preferred architecture, overriding the setting.
 pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
 /// Prefix of every message and warning, so users know where it comes from.
-const PREFIX: &str = "image-arch-affinity";
+pub const PREFIX: &str = "image-arch-affinity";
 
 const REQUIRED_PATH: [&str; 3] = [
     "affinity",
@@ -69,6 +70,8 @@ pub struct Request<'a> {
     pub operation: &'a str,
     pub sub_resource: &'a str,
     pub object: Value,
+    /// The object before an UPDATE (null otherwise).
+    pub old_object: &'a Value,
 }
 
 /// Decides on one admission request.
@@ -77,11 +80,24 @@ pub fn evaluate(
     settings: &Settings,
     registry: &mut dyn Registry,
 ) -> Decision {
-    if request.kind != "Pod" || request.operation != "CREATE" || !request.sub_resource.is_empty() {
+    if !request.sub_resource.is_empty() {
+        return Decision::accept(Vec::new());
+    }
+    if request.kind != "Pod" {
+        return workload::evaluate(
+            request.kind,
+            request.operation,
+            request.object,
+            request.old_object,
+            settings,
+            registry,
+        );
+    }
+    if request.operation != "CREATE" {
         return Decision::accept(Vec::new());
     }
     let mut pod = request.object;
-    match decide_pod(&mut pod, settings, registry) {
+    match decide_pod(&mut pod, "Pod", settings, registry).outcome {
         Outcome::Unchanged(warnings) => Decision::accept(warnings),
         Outcome::Changed(warnings) => Decision {
             verdict: Verdict::Mutate(pod),
@@ -101,7 +117,35 @@ pub enum Outcome {
 
 /// Applies the policy to a Pod, or to a Pod template (an object with `metadata` and `spec`),
 /// editing it in place.
-pub fn decide_pod(pod: &mut Value, settings: &Settings, registry: &mut dyn Registry) -> Outcome {
+pub fn decide_pod(
+    pod: &mut Value,
+    subject: &str,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+) -> Decided {
+    let mut architectures = None;
+    let outcome = decide(pod, subject, settings, registry, &mut architectures);
+    Decided {
+        outcome,
+        architectures,
+    }
+}
+
+/// The outcome of `decide_pod`, with the architectures the images share when they were
+/// computed.
+#[derive(Debug, PartialEq)]
+pub struct Decided {
+    pub outcome: Outcome,
+    pub architectures: Option<Architectures>,
+}
+
+fn decide(
+    pod: &mut Value,
+    subject: &str,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+    architectures: &mut Option<Architectures>,
+) -> Outcome {
     if !pod.is_object() || !pod["spec"].is_object() || pod::skip_reason(pod).is_some() {
         return Outcome::Unchanged(Vec::new());
     }
@@ -130,13 +174,13 @@ pub fn decide_pod(pod: &mut Value, settings: &Settings, registry: &mut dyn Regis
         match settings.on_lookup_failure {
             OnLookupFailure::Reject => {
                 return Outcome::Rejected(
-                    format!("{PREFIX}: cannot tell which architectures the Pod's images run on: {failures} (setting onLookupFailure: reject)"),
+                    format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on: {failures} (setting onLookupFailure: reject)"),
                     warnings,
                 )
             }
             OnLookupFailure::Accept => {
                 warnings.push(format!(
-                    "{PREFIX}: the Pod was not pinned to an architecture because a lookup failed: {failures}"
+                    "{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: {failures}"
                 ));
                 return Outcome::Unchanged(warnings);
             }
@@ -151,7 +195,7 @@ pub fn decide_pod(pod: &mut Value, settings: &Settings, registry: &mut dyn Regis
         }
     }
 
-    let common = match common_architectures(&known, &os, settings) {
+    let common = match common_architectures(&known, &os, subject, settings) {
         Ok(common) => common,
         Err(message) => {
             return match settings.on_no_common_architecture {
@@ -166,13 +210,14 @@ pub fn decide_pod(pod: &mut Value, settings: &Settings, registry: &mut dyn Regis
         }
     };
 
+    *architectures = Some(common.clone());
     let selector = pod::architecture_selector(pod);
     if !selector.is_empty() {
         return match selector.iter().find(|(_, value)| !common.contains(*value)) {
             None => Outcome::Unchanged(warnings),
             Some((key, value)) => Outcome::Rejected(
                 format!(
-                    "{PREFIX}: the Pod's nodeSelector {key}={value} asks for an architecture that its images do not run on; they all run on: {}",
+                    "{PREFIX}: the {subject}'s nodeSelector {key}={value} asks for an architecture that its images do not run on; they all run on: {}",
                     platform::join(&common, ", ")
                 ),
                 warnings,
@@ -188,7 +233,7 @@ pub fn decide_pod(pod: &mut Value, settings: &Settings, registry: &mut dyn Regis
             ));
         }
     }
-    match pin(pod, &common, settings) {
+    match pin(pod, subject, &common, settings) {
         Err(message) => Outcome::Rejected(message, warnings),
         Ok(false) => Outcome::Unchanged(warnings),
         Ok(true) => {
@@ -203,6 +248,7 @@ pub fn decide_pod(pod: &mut Value, settings: &Settings, registry: &mut dyn Regis
 fn common_architectures(
     known: &[&ImagePlatforms],
     os: &str,
+    subject: &str,
     settings: &Settings,
 ) -> Result<Architectures, String> {
     let per_image: Vec<(&ImagePlatforms, Architectures)> = known
@@ -234,7 +280,7 @@ fn common_architectures(
             .collect::<Vec<_>>()
             .join("; ");
         return Err(format!(
-            "{PREFIX}: no {os} node architecture runs every image of this Pod: {each}. Use images built for a common architecture"
+            "{PREFIX}: no {os} node architecture runs every image of this {subject}: {each}. Use images built for a common architecture"
         ));
     }
     let schedulable = settings.schedulable();
@@ -244,7 +290,7 @@ fn common_architectures(
     let runnable: Architectures = common.intersection(&schedulable).cloned().collect();
     if runnable.is_empty() {
         return Err(format!(
-            "{PREFIX}: the Pod's images all run only on {}, but the cluster's nodes are {} (setting schedulableArchitectures)",
+            "{PREFIX}: the {subject}'s images all run only on {}, but the cluster's nodes are {} (setting schedulableArchitectures)",
             platform::join(&common, ", "),
             platform::join(&schedulable, ", ")
         ));
@@ -274,7 +320,12 @@ fn describe_image(image: &ImagePlatforms, architectures: &Architectures, os: &st
 /// Writes the constraints for `common` into the Pod: required affinity (unless `common` already
 /// covers every schedulable architecture), matchNodeLabels, the preferred architecture and the
 /// tolerations. Returns whether anything changed; the error is a rejection message.
-fn pin(pod: &mut Value, common: &Architectures, settings: &Settings) -> Result<bool, String> {
+fn pin(
+    pod: &mut Value,
+    subject: &str,
+    common: &Architectures,
+    settings: &Settings,
+) -> Result<bool, String> {
     let schedulable = settings.schedulable();
     let covers_all = !schedulable.is_empty() && common.is_superset(&schedulable);
 
@@ -282,7 +333,7 @@ fn pin(pod: &mut Value, common: &Architectures, settings: &Settings) -> Result<b
         pod::required_terms(&pod["spec"]).map(|terms| affinity::plan_required(terms, common));
     if let Some(conflict) = plan.as_ref().and_then(|plan| plan.conflict.as_ref()) {
         return Err(format!(
-            "{PREFIX}: every required node affinity term of the Pod excludes the architectures its images run on ({}): {conflict}",
+            "{PREFIX}: every required node affinity term of the {subject} excludes the architectures its images run on ({}): {conflict}",
             platform::join(common, ", ")
         ));
     }

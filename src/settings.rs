@@ -27,6 +27,10 @@ pub struct Settings {
     pub architecture_tolerations: BTreeMap<String, Vec<Toleration>>,
     /// Pod label keys copied into every required node affinity term as `key In [value]`.
     pub match_node_labels: Vec<String>,
+    /// What to do with the Pod templates of workloads: only accept or reject, or pin them too.
+    pub workload_templates: TemplateMode,
+    /// The same for DaemonSets alone (`mutate` here, or in `workloadTemplates`, pins them).
+    pub daemon_set_templates: TemplateMode,
 }
 
 impl Default for Settings {
@@ -42,6 +46,8 @@ impl Default for Settings {
             preferred_architecture_weight: DEFAULT_PREFERRED_WEIGHT,
             architecture_tolerations: BTreeMap::new(),
             match_node_labels: Vec::new(),
+            workload_templates: TemplateMode::Validate,
+            daemon_set_templates: TemplateMode::Validate,
         }
     }
 }
@@ -63,6 +69,16 @@ pub enum OnLookupFailure {
     IgnoreImage,
     Accept,
     Reject,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum TemplateMode {
+    /// Accept or reject the workload, never change it (GitOps tools see no drift).
+    #[default]
+    Validate,
+    /// Write the constraints into the Pod template, so Pods arrive already pinned.
+    Mutate,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -220,6 +220,17 @@ pub fn run_request(
     object: &Value,
     settings: &Settings,
 ) -> Run {
+    run_update(registry, kind, operation, object, &Value::Null, settings)
+}
+
+pub fn run_update(
+    registry: &mut FixtureRegistry,
+    kind: &str,
+    operation: &str,
+    object: &Value,
+    old_object: &Value,
+    settings: &Settings,
+) -> Run {
     registry.calls.clear();
     let decision = policy::evaluate(
         Request {
@@ -227,6 +238,7 @@ pub fn run_request(
             operation,
             sub_resource: "",
             object: object.clone(),
+            old_object,
         },
         settings,
         registry,

@@ -1,0 +1,161 @@
+//! Workloads (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs,
+//! ReplicationControllers): the same rules applied to their Pod template at apply time, so that a
+//! workload whose Pods could never run is refused when it is applied, not in a retry loop later.
+
+use serde_json::Value;
+
+use crate::affinity;
+use crate::platform::{self, Architectures};
+use crate::pod;
+use crate::policy::{Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
+use crate::registry::Registry;
+use crate::settings::{Settings, TemplateMode};
+
+/// Where a workload kind keeps its Pod template, or `None` for kinds the policy does not handle.
+pub fn template_path(kind: &str) -> Option<&'static [&'static str]> {
+    match kind {
+        "Deployment"
+        | "ReplicaSet"
+        | "StatefulSet"
+        | "DaemonSet"
+        | "Job"
+        | "ReplicationController" => Some(&["spec", "template"]),
+        "CronJob" => Some(&["spec", "jobTemplate", "spec", "template"]),
+        _ => None,
+    }
+}
+
+fn template<'a>(object: &'a Value, path: &[&str]) -> &'a Value {
+    path.iter().fold(object, |value, key| &value[*key])
+}
+
+fn template_mut<'a>(object: &'a mut Value, path: &[&str]) -> Option<&'a mut Value> {
+    path.iter()
+        .try_fold(object, |value, key| value.get_mut(*key))
+        .filter(|template| template["spec"].is_object())
+}
+
+/// Controllers whose own template the policy already checked when they were applied.
+fn owned_by_checked_controller(kind: &str, object: &Value) -> bool {
+    let owner_kind = match kind {
+        "ReplicaSet" => "Deployment",
+        "Job" => "CronJob",
+        _ => return false,
+    };
+    object["metadata"]["ownerReferences"]
+        .as_array()
+        .is_some_and(|owners| {
+            owners.iter().any(|owner| {
+                owner["controller"].as_bool() == Some(true) && owner["kind"] == owner_kind
+            })
+        })
+}
+
+/// The parts of a Pod template that the decision reads. An UPDATE that leaves them as they were
+/// (a scale, a label change on the workload) needs no lookup.
+fn scheduling_view(template: &Value, settings: &Settings) -> Value {
+    let spec = &template["spec"];
+    let labels: Vec<&Value> = settings
+        .match_node_labels
+        .iter()
+        .map(|key| &template["metadata"]["labels"][key.as_str()])
+        .collect();
+    serde_json::json!([
+        pod::images(template),
+        spec["nodeSelector"],
+        spec["affinity"]["nodeAffinity"],
+        spec["os"],
+        spec["nodeName"],
+        spec["tolerations"],
+        template["metadata"]["annotations"][PREFERRED_ANNOTATION],
+        labels,
+    ])
+}
+
+/// Decides on a workload CREATE or UPDATE.
+pub fn evaluate(
+    kind: &str,
+    operation: &str,
+    mut object: Value,
+    old_object: &Value,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+) -> Decision {
+    let accept = || Decision {
+        verdict: Verdict::Accept,
+        warnings: Vec::new(),
+    };
+    let Some(path) = template_path(kind) else {
+        return accept();
+    };
+    if !matches!(operation, "CREATE" | "UPDATE") || owned_by_checked_controller(kind, &object) {
+        return accept();
+    }
+    if operation == "UPDATE"
+        && scheduling_view(template(&object, path), settings)
+            == scheduling_view(template(old_object, path), settings)
+    {
+        return accept();
+    }
+    let mode = match kind {
+        "DaemonSet" if settings.daemon_set_templates == TemplateMode::Mutate => {
+            TemplateMode::Mutate
+        }
+        _ => settings.workload_templates,
+    };
+    let Some(pod_template) = template_mut(&mut object, path) else {
+        return accept();
+    };
+    let original =
+        (kind == "DaemonSet" && mode == TemplateMode::Validate).then(|| pod_template.clone());
+    let decided = crate::policy::decide_pod(pod_template, "Pod template", settings, registry);
+    match decided.outcome {
+        Outcome::Rejected(message, warnings) => Decision {
+            verdict: Verdict::Reject(message),
+            warnings,
+        },
+        Outcome::Changed(warnings) if mode == TemplateMode::Mutate => Decision {
+            verdict: Verdict::Mutate(object),
+            warnings,
+        },
+        Outcome::Changed(mut warnings) | Outcome::Unchanged(mut warnings) => {
+            if let (Some(original), Some(common)) = (&original, &decided.architectures) {
+                warnings.extend(daemon_set_warning(original, common, settings));
+            }
+            Decision {
+                verdict: Verdict::Accept,
+                warnings,
+            }
+        }
+    }
+}
+
+/// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
+/// architecture the template admits, those Pods crash-loop: name those architectures.
+fn daemon_set_warning(
+    template: &Value,
+    common: &Architectures,
+    settings: &Settings,
+) -> Option<String> {
+    if affinity::admits_only(&template["spec"], common) {
+        return None;
+    }
+    let schedulable = settings.schedulable();
+    let failing = if schedulable.is_empty() {
+        format!(
+            "any node whose architecture is not {}",
+            platform::join(common, ", ")
+        )
+    } else {
+        let failing: Architectures = schedulable.difference(common).cloned().collect();
+        if failing.is_empty() {
+            return None;
+        }
+        format!("the {} nodes", platform::join(&failing, ", "))
+    };
+    Some(format!(
+        "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {failing}. \
+         Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate",
+        platform::join(common, ", ")
+    ))
+}

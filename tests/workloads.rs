@@ -1,0 +1,272 @@
+//! Workloads: the Pod template checked (and, on request, pinned) at apply time.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+const KINDS: [(&str, &str); 7] = [
+    ("Deployment", "/spec/template"),
+    ("ReplicaSet", "/spec/template"),
+    ("StatefulSet", "/spec/template"),
+    ("DaemonSet", "/spec/template"),
+    ("Job", "/spec/template"),
+    ("ReplicationController", "/spec/template"),
+    ("CronJob", "/spec/jobTemplate/spec/template"),
+];
+
+/// A workload of `kind` whose Pod template runs `images`.
+fn workload(kind: &str, images: &[&str]) -> Value {
+    let pod = pod(images, json!({}));
+    let template = json!({"metadata": {"labels": {"app": "w"}}, "spec": pod["spec"]});
+    let spec = if kind == "CronJob" {
+        json!({"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}})
+    } else {
+        json!({"replicas": 2, "selector": {"matchLabels": {"app": "w"}}, "template": template})
+    };
+    json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w", "namespace": "default"}, "spec": spec})
+}
+
+fn pin_template(at: &str, architectures: &[&str]) -> Value {
+    json!([
+        {"op": "add", "path": format!("{at}/metadata/annotations"), "value": {
+            "image-arch-affinity.kubewarden.io/architectures": architectures.join(",")}},
+        {"op": "add", "path": format!("{at}/spec/affinity"), "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": architectures}]}]}}}}
+    ])
+}
+
+#[test]
+fn every_kind_is_rejected_at_apply_time_when_its_images_share_no_architecture() {
+    let mut registry = FixtureRegistry::new();
+    for (kind, _) in KINDS {
+        for operation in ["CREATE", "UPDATE"] {
+            let object = workload(
+                kind,
+                &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+            );
+            let r = run_request(
+                &mut registry,
+                kind,
+                operation,
+                &object,
+                &settings(json!({})),
+            );
+            assert_eq!(
+                r.rejection(),
+                "image-arch-affinity: no linux node architecture runs every image of this Pod template: \
+                 \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+                 Use images built for a common architecture",
+                "{kind} {operation}"
+            );
+        }
+    }
+}
+
+#[test]
+fn template_constraints_that_admit_none_of_the_images_architectures_are_rejected() {
+    let mut object = workload("Deployment", &["multi:1"]);
+    object["spec"]["template"]["spec"]["nodeSelector"] = json!({"kubernetes.io/arch": "s390x"});
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "CREATE",
+        &object,
+        &settings(json!({})),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod template's nodeSelector kubernetes.io/arch=s390x asks for an architecture that its images do not run on; they all run on: amd64, arm64"
+    );
+}
+
+#[test]
+fn validate_mode_never_mutates_a_workload() {
+    let mut registry = FixtureRegistry::new();
+    for (kind, _) in KINDS {
+        let r = run_request(
+            &mut registry,
+            kind,
+            "CREATE",
+            &workload(kind, &["multi:1"]),
+            &settings(json!({})),
+        );
+        r.assert_accepted_unchanged();
+        assert_eq!(
+            r.calls,
+            ["v1/oci_manifest docker.io/library/multi:1"],
+            "{kind}"
+        );
+    }
+}
+
+#[test]
+fn mutate_mode_pins_the_template_of_every_kind() {
+    let mut registry = FixtureRegistry::new();
+    for (kind, at) in KINDS {
+        let r = run_request(
+            &mut registry,
+            kind,
+            "CREATE",
+            &workload(kind, &["multi:1", "list:1"]),
+            &settings(json!({"workloadTemplates": "mutate"})),
+        );
+        r.assert_patch(pin_template(at, &["amd64", "arm64"]));
+    }
+}
+
+#[test]
+fn update_without_image_or_scheduling_change_costs_no_lookup() {
+    let mut registry = FixtureRegistry::new();
+    for (kind, _) in KINDS {
+        let old = workload(
+            kind,
+            &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+        );
+        let mut scaled = old.clone();
+        scaled["spec"]["replicas"] = json!(5);
+        scaled["metadata"]["labels"] = json!({"new": "label"});
+        let r = run_update(
+            &mut registry,
+            kind,
+            "UPDATE",
+            &scaled,
+            &old,
+            &settings(json!({})),
+        );
+        r.assert_accepted_unchanged();
+        assert_eq!(r.calls, Vec::<String>::new(), "{kind}");
+    }
+}
+
+#[test]
+fn update_with_an_image_change_is_checked() {
+    let old = workload("Deployment", &["multi:1"]);
+    let new = workload("Deployment", &["multi:1", "ghcr.io/org/arm64-only:1"]);
+    let r = run_update(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "UPDATE",
+        &new,
+        &old,
+        &settings(json!({"workloadTemplates": "mutate"})),
+    );
+    assert_eq!(r.calls.len(), 3);
+    r.assert_patch(pin_template("/spec/template", &["arm64"]));
+    // A scheduling change alone is checked too.
+    let mut moved = old.clone();
+    moved["spec"]["template"]["spec"]["nodeSelector"] = json!({"kubernetes.io/arch": "s390x"});
+    let r = run_update(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "UPDATE",
+        &moved,
+        &old,
+        &settings(json!({})),
+    );
+    assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
+    assert!(r.rejection().contains("kubernetes.io/arch=s390x"));
+}
+
+#[test]
+fn controller_owned_replicasets_and_jobs_were_checked_with_their_owner() {
+    let mut registry = FixtureRegistry::new();
+    for (kind, owner) in [("ReplicaSet", "Deployment"), ("Job", "CronJob")] {
+        let mut object = workload(
+            kind,
+            &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+        );
+        object["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "1", "controller": true}]);
+        let r = run_request(&mut registry, kind, "CREATE", &object, &settings(json!({})));
+        r.assert_accepted_unchanged();
+        assert!(r.calls.is_empty());
+    }
+}
+
+#[test]
+fn daemonset_validate_warns_about_the_architectures_it_will_fail_on() {
+    let object = workload("DaemonSet", &["ghcr.io/org/amd64-only:1"]);
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "DaemonSet",
+        "CREATE",
+        &object,
+        &settings(json!({"schedulableArchitectures": ["amd64", "arm64", "s390x"]})),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on the arm64, s390x nodes. \
+          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+    );
+    let unknown = run_request(
+        &mut FixtureRegistry::new(),
+        "DaemonSet",
+        "CREATE",
+        &object,
+        &settings(json!({})),
+    );
+    assert_eq!(
+        unknown.decision.warnings,
+        ["image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on any node whose architecture is not amd64. \
+          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+    );
+}
+
+#[test]
+fn daemonset_without_warning_when_covered_or_already_constrained() {
+    let covered = run_request(
+        &mut FixtureRegistry::new(),
+        "DaemonSet",
+        "CREATE",
+        &workload("DaemonSet", &["multi:1"]),
+        &settings(json!({"schedulableArchitectures": ["amd64", "arm64"]})),
+    );
+    covered.assert_accepted_unchanged();
+    assert!(covered.decision.warnings.is_empty());
+    let mut constrained = workload("DaemonSet", &["ghcr.io/org/amd64-only:1"]);
+    constrained["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}});
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "DaemonSet",
+        "CREATE",
+        &constrained,
+        &settings(json!({"schedulableArchitectures": ["amd64", "arm64"]})),
+    );
+    r.assert_accepted_unchanged();
+    assert!(r.decision.warnings.is_empty(), "{r:?}");
+}
+
+#[test]
+fn daemonset_mutate_setting_pins_only_daemonsets() {
+    let settings = settings(
+        json!({"daemonSetTemplates": "mutate", "schedulableArchitectures": ["amd64", "arm64"]}),
+    );
+    let mut registry = FixtureRegistry::new();
+    let r = run_request(
+        &mut registry,
+        "DaemonSet",
+        "CREATE",
+        &workload("DaemonSet", &["ghcr.io/org/amd64-only:1"]),
+        &settings,
+    );
+    r.assert_patch(pin_template("/spec/template", &["amd64"]));
+    assert!(r.decision.warnings.is_empty());
+    let deployment = run_request(
+        &mut registry,
+        "Deployment",
+        "CREATE",
+        &workload("Deployment", &["ghcr.io/org/amd64-only:1"]),
+        &settings,
+    );
+    deployment.assert_accepted_unchanged();
+    // Idempotent: the pinned DaemonSet, applied again, changes nothing and warns about nothing.
+    let pinned = apply(
+        &workload("DaemonSet", &["ghcr.io/org/amd64-only:1"]),
+        r.patch.as_ref().unwrap(),
+    );
+    let again = run_request(&mut registry, "DaemonSet", "CREATE", &pinned, &settings);
+    again.assert_accepted_unchanged();
+    assert!(again.decision.warnings.is_empty());
+}
