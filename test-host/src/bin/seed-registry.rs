@@ -1,0 +1,61 @@
+//! `seed-registry`: push the e2e fixture images to a plain-HTTP registry and write their digests
+//! as `NAME_DIGEST=sha256:...` lines for bats to `source`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use test_host::{fixtures, RegistrySource, Sources};
+
+#[derive(Parser)]
+#[command(
+    name = "seed-registry",
+    about = "Push the e2e fixture images to a registry"
+)]
+struct Cli {
+    /// host:port of the registry (reached over plain HTTP).
+    #[arg(long)]
+    registry: Option<String>,
+    /// Write `NAME_DIGEST=sha256:...` lines here.
+    #[arg(long = "digests-out")]
+    digests_out: Option<PathBuf>,
+    /// Only print the fixtures and their digests (no registry needed).
+    #[arg(long)]
+    list: bool,
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    if cli.list {
+        for f in fixtures::all() {
+            println!("{:<28} {}  {}", f.name(), f.top.digest, f.description);
+            for c in &f.children {
+                println!("{:<28}   {} {}", "", c.digest, c.name);
+            }
+        }
+        if let Some(path) = &cli.digests_out {
+            std::fs::write(path, fixtures::digests_env(&fixtures::all()))?;
+        }
+        return Ok(());
+    }
+    let registry = cli
+        .registry
+        .context("--registry HOST:PORT is required (or --list)")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let pushed = runtime.block_on(fixtures::push_all(&registry))?;
+    drop(runtime);
+    // Read every tag back the way the host will.
+    let source = RegistrySource::new(&Sources::insecure([registry.clone()]))?;
+    fixtures::verify(&source, &registry)?;
+    if let Some(path) = &cli.digests_out {
+        std::fs::write(path, fixtures::digests_env(&pushed))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    eprintln!(
+        "seed-registry: pushed {} fixtures to {registry}",
+        pushed.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,790 @@
+//! The e2e fixture images: built here, deterministically (same bytes, same digests on every run),
+//! with real gzip'd tar layers, real image configs and sha256 digests; pushed by `seed-registry`.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Value};
+
+use crate::source::{sha256_digest, ManifestSource, Operation};
+
+pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+pub const OCI_LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+pub const DOCKER_CONFIG: &str = "application/vnd.docker.container.image.v1+json";
+pub const DOCKER_LAYER_GZIP: &str = "application/vnd.docker.image.rootfs.diff.tar.gzip";
+pub const IN_TOTO: &str = "application/vnd.in-toto+json";
+
+/// A blob (config or layer) with its digest.
+#[derive(Debug, Clone)]
+pub struct Blob {
+    pub media_type: String,
+    pub data: Vec<u8>,
+    pub digest: String,
+}
+
+impl Blob {
+    fn new(media_type: &str, data: Vec<u8>) -> Blob {
+        let digest = sha256_digest(&data);
+        Blob {
+            media_type: media_type.to_string(),
+            data,
+            digest,
+        }
+    }
+
+    fn descriptor(&self) -> Value {
+        json!({"mediaType": self.media_type, "digest": self.digest, "size": self.data.len()})
+    }
+}
+
+/// A manifest (image manifest, index or list) as pushed: exact bytes, media type, digest.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// Name used for the shell variable (`<FIXTURE>_<name>_DIGEST`); empty for the tagged one.
+    pub name: String,
+    pub media_type: String,
+    pub data: Vec<u8>,
+    pub digest: String,
+    /// Blobs this manifest references (image manifests only).
+    pub blobs: Vec<Blob>,
+    /// The image config, for image manifests.
+    pub config: Option<Value>,
+}
+
+impl Manifest {
+    fn new(name: &str, media_type: &str, value: &Value, blobs: Vec<Blob>) -> Manifest {
+        let data = canonical_json(value).into_bytes();
+        let digest = sha256_digest(&data);
+        let config = blobs
+            .first()
+            .filter(|b| b.media_type == OCI_CONFIG || b.media_type == DOCKER_CONFIG)
+            .and_then(|b| serde_json::from_slice(&b.data).ok());
+        Manifest {
+            name: name.to_string(),
+            media_type: media_type.to_string(),
+            data,
+            digest,
+            blobs,
+            config,
+        }
+    }
+
+    /// The manifest as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.data).expect("fixture manifests are JSON")
+    }
+
+    fn descriptor(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("mediaType".into(), json!(self.media_type));
+        m.insert("digest".into(), json!(self.digest));
+        m.insert("size".into(), json!(self.data.len()));
+        m
+    }
+}
+
+/// One tagged fixture: its tagged manifest plus the manifests an index refers to.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    pub repository: String,
+    pub tag: String,
+    /// Shell variable stem: `MULTI_OCI_INDEX` for `multi/oci-index:1.0`.
+    pub var: String,
+    /// What the tag points at.
+    pub top: Manifest,
+    /// Manifests referenced by `top` (pushed by digest before it).
+    pub children: Vec<Manifest>,
+    /// One line on what the fixture is for.
+    pub description: String,
+}
+
+impl Fixture {
+    /// `repository:tag`.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.repository, self.tag)
+    }
+
+    /// `registry/repository:tag`.
+    pub fn reference(&self, registry: &str) -> String {
+        format!("{registry}/{}:{}", self.repository, self.tag)
+    }
+
+    /// The child manifest called `name` (e.g. `LINUX_AMD64`).
+    pub fn child(&self, name: &str) -> Option<&Manifest> {
+        self.children.iter().find(|m| m.name == name)
+    }
+
+    /// `(VARIABLE, digest)` lines for the digests file.
+    pub fn digest_vars(&self) -> Vec<(String, String)> {
+        let mut out = vec![(format!("{}_DIGEST", self.var), self.top.digest.clone())];
+        for child in &self.children {
+            out.push((
+                format!("{}_{}_DIGEST", self.var, child.name),
+                child.digest.clone(),
+            ));
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Oci,
+    Docker,
+}
+
+struct Platform<'a> {
+    os: Option<&'a str>,
+    arch: &'a str,
+    variant: Option<&'a str>,
+    os_version: Option<&'a str>,
+}
+
+const fn linux<'a>(arch: &'a str, variant: Option<&'a str>) -> Platform<'a> {
+    Platform {
+        os: Some("linux"),
+        arch,
+        variant,
+        os_version: None,
+    }
+}
+
+const WINDOWS_VERSION: &str = "10.0.20348.2227";
+
+impl Platform<'_> {
+    fn index_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("architecture".into(), json!(self.arch));
+        if let Some(os) = self.os {
+            m.insert("os".into(), json!(os));
+        }
+        if let Some(v) = self.os_version {
+            m.insert("os.version".into(), json!(v));
+        }
+        if let Some(v) = self.variant {
+            m.insert("variant".into(), json!(v));
+        }
+        Value::Object(m)
+    }
+
+    fn slug(&self) -> String {
+        let mut s = format!("{}_{}", self.os.unwrap_or("NOOS"), self.arch);
+        if let Some(v) = self.variant {
+            s.push('_');
+            s.push_str(v);
+        }
+        s.to_uppercase()
+    }
+}
+
+/// A single-platform image: config + one layer, manifest of `kind`.
+fn image(kind: Kind, name: &str, label: &str, p: &Platform) -> Manifest {
+    let file = format!("fixture {label} for {}/{}\n", p.os.unwrap_or("-"), p.arch);
+    let tar = tar_one_file("fixture.txt", file.as_bytes());
+    let diff_id = sha256_digest(&tar);
+    let (config_mt, layer_mt, manifest_mt) = match kind {
+        Kind::Oci => (OCI_CONFIG, OCI_LAYER_GZIP, OCI_MANIFEST),
+        Kind::Docker => (DOCKER_CONFIG, DOCKER_LAYER_GZIP, DOCKER_MANIFEST),
+    };
+    let layer = Blob::new(layer_mt, gzip_stored(&tar));
+    let mut config = serde_json::Map::new();
+    config.insert("architecture".into(), json!(p.arch));
+    config.insert("os".into(), json!(p.os.unwrap_or("linux")));
+    if let Some(v) = p.variant {
+        config.insert("variant".into(), json!(v));
+    }
+    if let Some(v) = p.os_version {
+        config.insert("os.version".into(), json!(v));
+    }
+    config.insert("created".into(), json!("2024-01-01T00:00:00Z"));
+    config.insert(
+        "config".into(),
+        json!({"Cmd": ["/fixture"], "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], "Labels": {"io.kubewarden.test-fixture": label}}),
+    );
+    config.insert(
+        "rootfs".into(),
+        json!({"type": "layers", "diff_ids": [diff_id]}),
+    );
+    config.insert(
+        "history".into(),
+        json!([{"created": "2024-01-01T00:00:00Z", "created_by": format!("test-host fixture {label}")}]),
+    );
+    let config = Blob::new(
+        config_mt,
+        canonical_json(&Value::Object(config)).into_bytes(),
+    );
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": manifest_mt,
+        "config": config.descriptor(),
+        "layers": [layer.descriptor()],
+    });
+    Manifest::new(name, manifest_mt, &manifest, vec![config, layer])
+}
+
+/// A BuildKit-style attestation manifest for `subject` (what `docker buildx` pushes next to
+/// each platform image: in-toto layers, config platform unknown/unknown).
+fn attestation(name: &str, label: &str, subject: &Manifest) -> Manifest {
+    let statement = json!({
+        "_type": "https://in-toto.io/Statement/v0.1",
+        "predicateType": "https://slsa.dev/provenance/v0.2",
+        "subject": [{"name": label, "digest": {"sha256": subject.digest.trim_start_matches("sha256:")}}],
+        "predicate": {"builder": {"id": "test-host seed-registry"}},
+    });
+    let layer = Blob::new(IN_TOTO, canonical_json(&statement).into_bytes());
+    let config = Blob::new(
+        OCI_CONFIG,
+        canonical_json(&json!({
+            "architecture": "unknown",
+            "os": "unknown",
+            "config": {},
+            "rootfs": {"type": "layers", "diff_ids": [layer.digest]},
+        }))
+        .into_bytes(),
+    );
+    let mut layer_desc = layer.descriptor();
+    layer_desc["annotations"] =
+        json!({"in-toto.io/predicate-type": "https://slsa.dev/provenance/v0.2"});
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": config.descriptor(),
+        "layers": [layer_desc],
+    });
+    Manifest::new(name, OCI_MANIFEST, &manifest, vec![config, layer])
+}
+
+enum Entry<'a> {
+    Image(Manifest, Platform<'a>),
+    Attestation(Manifest, String),
+}
+
+fn index(kind: Kind, entries: &[Entry]) -> Manifest {
+    let list: Vec<Value> = entries
+        .iter()
+        .map(|e| match e {
+            Entry::Image(m, p) => {
+                let mut d = m.descriptor();
+                d.insert("platform".into(), p.index_json());
+                Value::Object(d)
+            }
+            Entry::Attestation(m, subject) => {
+                let mut d = m.descriptor();
+                d.insert(
+                    "annotations".into(),
+                    json!({
+                        "vnd.docker.reference.digest": subject,
+                        "vnd.docker.reference.type": "attestation-manifest",
+                    }),
+                );
+                d.insert(
+                    "platform".into(),
+                    json!({"architecture": "unknown", "os": "unknown"}),
+                );
+                Value::Object(d)
+            }
+        })
+        .collect();
+    let media_type = match kind {
+        Kind::Oci => OCI_INDEX,
+        Kind::Docker => DOCKER_LIST,
+    };
+    let value = json!({"schemaVersion": 2, "mediaType": media_type, "manifests": list});
+    Manifest::new("", media_type, &value, Vec::new())
+}
+
+fn var_of(repository: &str, tag: &str) -> String {
+    let _ = tag;
+    repository
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn fixture(repository: &str, description: &str, top: Manifest, children: Vec<Manifest>) -> Fixture {
+    Fixture {
+        repository: repository.to_string(),
+        tag: "1.0".to_string(),
+        var: var_of(repository, "1.0"),
+        top,
+        children,
+        description: description.to_string(),
+    }
+}
+
+/// A multi-platform fixture: one image per platform, in an index or list of `kind`.
+fn multi(repository: &str, description: &str, kind: Kind, platforms: &[Platform]) -> Fixture {
+    let mut entries = Vec::new();
+    let mut children = Vec::new();
+    for p in platforms {
+        let m = image(kind, &p.slug(), repository, p);
+        children.push(m.clone());
+        entries.push(Entry::Image(
+            m,
+            Platform {
+                os: p.os,
+                arch: p.arch,
+                variant: p.variant,
+                os_version: p.os_version,
+            },
+        ));
+    }
+    fixture(repository, description, index(kind, &entries), children)
+}
+
+/// Every fixture, in push order.
+pub fn all() -> Vec<Fixture> {
+    let mut out = Vec::new();
+
+    // multi/oci-index: amd64 + arm64/v8 + one attestation per platform.
+    {
+        let repo = "multi/oci-index";
+        let amd64 = image(Kind::Oci, "LINUX_AMD64", repo, &linux("amd64", None));
+        let arm64 = image(
+            Kind::Oci,
+            "LINUX_ARM64_V8",
+            repo,
+            &linux("arm64", Some("v8")),
+        );
+        let att_amd64 = attestation("ATTESTATION_AMD64", repo, &amd64);
+        let att_arm64 = attestation("ATTESTATION_ARM64", repo, &arm64);
+        let top = index(
+            Kind::Oci,
+            &[
+                Entry::Image(amd64.clone(), linux("amd64", None)),
+                Entry::Image(arm64.clone(), linux("arm64", Some("v8"))),
+                Entry::Attestation(att_amd64.clone(), amd64.digest.clone()),
+                Entry::Attestation(att_arm64.clone(), arm64.digest.clone()),
+            ],
+        );
+        out.push(fixture(
+            repo,
+            "OCI index: linux/amd64, linux/arm64/v8 and two BuildKit attestation entries",
+            top,
+            vec![amd64, arm64, att_amd64, att_arm64],
+        ));
+    }
+
+    out.push(multi(
+        "multi/docker-list",
+        "Docker manifest list v2: linux amd64, arm64/v8, arm/v7, ppc64le, s390x",
+        Kind::Docker,
+        &[
+            linux("amd64", None),
+            linux("arm64", Some("v8")),
+            linux("arm", Some("v7")),
+            linux("ppc64le", None),
+            linux("s390x", None),
+        ],
+    ));
+
+    {
+        let repo = "single/arm64-oci";
+        let m = image(Kind::Oci, "", repo, &linux("arm64", Some("v8")));
+        out.push(fixture(
+            repo,
+            "single OCI image manifest, config linux/arm64/v8",
+            m,
+            vec![],
+        ));
+    }
+    {
+        let repo = "single/amd64-docker";
+        let m = image(Kind::Docker, "", repo, &linux("amd64", None));
+        out.push(fixture(
+            repo,
+            "single Docker schema 2 manifest, config linux/amd64",
+            m,
+            vec![],
+        ));
+    }
+
+    let windows = Platform {
+        os: Some("windows"),
+        arch: "amd64",
+        variant: None,
+        os_version: Some(WINDOWS_VERSION),
+    };
+    out.push(multi(
+        "multi/windows-linux",
+        "OCI index: windows/amd64 (with os.version) + linux/amd64",
+        Kind::Oci,
+        &[
+            Platform {
+                os_version: Some(WINDOWS_VERSION),
+                ..windows
+            },
+            linux("amd64", None),
+        ],
+    ));
+    out.push(multi(
+        "multi/windows-only",
+        "OCI index: windows/amd64 only",
+        Kind::Oci,
+        &[Platform {
+            os_version: Some(WINDOWS_VERSION),
+            ..windows
+        }],
+    ));
+
+    {
+        let repo = "single/armv7";
+        let m = image(Kind::Oci, "", repo, &linux("arm", Some("v7")));
+        out.push(fixture(
+            repo,
+            "single OCI image manifest, config linux/arm/v7",
+            m,
+            vec![],
+        ));
+    }
+
+    out.push(multi(
+        "multi/no-os",
+        "OCI index whose platforms carry architecture (amd64, arm64) but no os",
+        Kind::Oci,
+        &[
+            Platform {
+                os: None,
+                arch: "amd64",
+                variant: None,
+                os_version: None,
+            },
+            Platform {
+                os: None,
+                arch: "arm64",
+                variant: None,
+                os_version: None,
+            },
+        ],
+    ));
+
+    {
+        let repo = "multi/attestations-only";
+        let amd64 = image(Kind::Oci, "SUBJECT_AMD64", repo, &linux("amd64", None));
+        let arm64 = image(
+            Kind::Oci,
+            "SUBJECT_ARM64",
+            repo,
+            &linux("arm64", Some("v8")),
+        );
+        let att_amd64 = attestation("ATTESTATION_AMD64", repo, &amd64);
+        let att_arm64 = attestation("ATTESTATION_ARM64", repo, &arm64);
+        let top = index(
+            Kind::Oci,
+            &[
+                Entry::Attestation(att_amd64.clone(), amd64.digest.clone()),
+                Entry::Attestation(att_arm64.clone(), arm64.digest.clone()),
+            ],
+        );
+        // The subjects are pushed (so the digests in the annotations resolve) but not listed.
+        out.push(fixture(
+            repo,
+            "OCI index with only two attestation entries (their subjects are not listed)",
+            top,
+            vec![amd64, arm64, att_amd64, att_arm64],
+        ));
+    }
+
+    out.push(fixture(
+        "multi/empty-index",
+        "OCI index with zero entries",
+        index(Kind::Oci, &[]),
+        vec![],
+    ));
+
+    out.push(multi(
+        "multi/s390x-only",
+        "OCI index: linux/s390x only",
+        Kind::Oci,
+        &[linux("s390x", None)],
+    ));
+
+    out
+}
+
+/// The fixture called `repository` (e.g. `multi/oci-index`).
+pub fn by_repository(repository: &str) -> Option<Fixture> {
+    all().into_iter().find(|f| f.repository == repository)
+}
+
+/// The digests file `seed-registry --digests-out` writes: `NAME_DIGEST=sha256:...` lines.
+pub fn digests_env(fixtures: &[Fixture]) -> String {
+    let mut out = String::from("# written by seed-registry: fixture manifest digests\n");
+    for f in fixtures {
+        for (k, v) in f.digest_vars() {
+            out.push_str(&format!("{k}={v}\n"));
+        }
+    }
+    out
+}
+
+/// Push every fixture to `registry` (`host:port`, plain HTTP). Returns the fixtures, after
+/// checking that the registry computed the same manifest digests.
+pub async fn push_all(registry: &str) -> Result<Vec<Fixture>> {
+    use oci_client::client::{ClientConfig, ClientProtocol};
+    use oci_client::{Client, Reference};
+
+    let client = Client::new(ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(vec![registry.to_string()]),
+        ..Default::default()
+    });
+    let fixtures = all();
+    for f in &fixtures {
+        let push_manifest = |m: &Manifest, reference: Reference| {
+            let client = client.clone();
+            let m = m.clone();
+            async move {
+                for blob in &m.blobs {
+                    if !client.blob_exists(&reference, &blob.digest).await? {
+                        client
+                            .push_blob(&reference, blob.data.clone(), &blob.digest)
+                            .await
+                            .with_context(|| format!("push blob {}", blob.digest))?;
+                    }
+                }
+                let url = client
+                    .push_manifest_raw(&reference, m.data.clone(), m.media_type.parse()?)
+                    .await
+                    .with_context(|| format!("push manifest {reference}"))?;
+                if !url.ends_with(&m.digest) {
+                    bail!(
+                        "registry stored {reference} at {url}, expected digest {}",
+                        m.digest
+                    );
+                }
+                Ok::<_, anyhow::Error>(())
+            }
+        };
+        for child in &f.children {
+            let r: Reference = format!("{registry}/{}@{}", f.repository, child.digest)
+                .parse()
+                .map_err(|e| anyhow!("{e}"))?;
+            push_manifest(child, r).await?;
+        }
+        let r: Reference = f.reference(registry).parse().map_err(|e| anyhow!("{e}"))?;
+        push_manifest(&f.top, r).await?;
+    }
+    Ok(fixtures)
+}
+
+/// An [`InMemorySource`](crate::source::InMemorySource) preloaded with every fixture as served
+/// by `registry` (same bytes, digests and manifest+config answers as the seeded registry), for
+/// benchmarks without a network. References: `registry/repo:tag`, `registry/repo@digest`,
+/// `registry/repo:tag@digest`.
+pub fn in_memory_source(registry: &str) -> crate::source::InMemorySource {
+    let mut src = crate::source::InMemorySource::new();
+    for f in all() {
+        let mut by_digest: BTreeMap<String, &Manifest> = BTreeMap::new();
+        by_digest.insert(f.top.digest.clone(), &f.top);
+        for c in &f.children {
+            by_digest.insert(c.digest.clone(), c);
+        }
+        let mut refs = vec![(f.reference(registry), &f.top)];
+        for (d, m) in &by_digest {
+            refs.push((format!("{registry}/{}@{d}", f.repository), m));
+        }
+        refs.push((
+            format!("{registry}/{}:{}@{}", f.repository, f.tag, f.top.digest),
+            &f.top,
+        ));
+        for (r, m) in refs {
+            src = src.with_manifest(r.clone(), m.data.clone());
+            // manifest+config: image manifests directly, indexes resolved to linux/amd64.
+            let resolved = if m.config.is_some() {
+                Some(m)
+            } else {
+                m.json()["manifests"].as_array().and_then(|entries| {
+                    entries
+                        .iter()
+                        .find(|e| {
+                            e["platform"]["os"] == "linux"
+                                && e["platform"]["architecture"] == "amd64"
+                        })
+                        .and_then(|e| by_digest.get(e["digest"].as_str()?).copied())
+                })
+            };
+            match resolved {
+                Some(img) => {
+                    src = src.with_manifest_and_config(
+                        r,
+                        &img.json(),
+                        &img.digest,
+                        img.config.as_ref().unwrap(),
+                    );
+                }
+                None => {
+                    src = src.with_error(
+                        Operation::OciManifestConfig,
+                        r,
+                        "Callback evaluation failure: Image manifest not found: no entry found in image index manifest matching client's default platform",
+                    );
+                }
+            }
+        }
+    }
+    src
+}
+
+/// Check that `source` answers `v1/oci_manifest` for every fixture with the pushed bytes.
+pub fn verify(source: &dyn ManifestSource, registry: &str) -> Result<()> {
+    for f in all() {
+        let got = source
+            .fetch(Operation::OciManifest, &f.reference(registry))
+            .map_err(|e| anyhow!("{}: {e}", f.name()))?;
+        if got != f.top.data {
+            bail!("{}: served manifest differs from the pushed one", f.name());
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic encodings
+// ---------------------------------------------------------------------------------------------
+
+/// Compact JSON with object keys sorted (independent of serde_json's `preserve_order`).
+pub fn canonical_json(v: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&serde_json::to_string(k).unwrap());
+                    out.push(':');
+                    write(&m[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(x, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&serde_json::to_string(other).unwrap()),
+        }
+    }
+    let mut out = String::new();
+    write(v, &mut out);
+    out
+}
+
+/// A ustar archive holding one regular file (mtime 0, root owned).
+pub fn tar_one_file(name: &str, content: &[u8]) -> Vec<u8> {
+    let mut h = [0u8; 512];
+    fn put(h: &mut [u8], at: usize, s: &[u8]) {
+        h[at..at + s.len()].copy_from_slice(s);
+    }
+    put(&mut h, 0, name.as_bytes());
+    put(&mut h, 100, b"0000644\0");
+    put(&mut h, 108, b"0000000\0");
+    put(&mut h, 116, b"0000000\0");
+    put(&mut h, 124, format!("{:011o}\0", content.len()).as_bytes());
+    put(&mut h, 136, b"00000000000\0");
+    put(&mut h, 148, b"        ");
+    h[156] = b'0';
+    put(&mut h, 257, b"ustar\0");
+    put(&mut h, 263, b"00");
+    put(&mut h, 265, b"root");
+    put(&mut h, 297, b"root");
+    let sum: u32 = h.iter().map(|&b| b as u32).sum();
+    put(&mut h, 148, format!("{sum:06o}\0 ").as_bytes());
+    let mut out = h.to_vec();
+    out.extend_from_slice(content);
+    out.resize(out.len().div_ceil(512) * 512, 0);
+    out.extend_from_slice(&[0u8; 1024]);
+    out
+}
+
+/// gzip of `data` with stored (uncompressed) deflate blocks: valid, deterministic, dependency-free.
+pub fn gzip_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+    let chunks: Vec<&[u8]> = if data.is_empty() {
+        vec![&[]]
+    } else {
+        data.chunks(65535).collect()
+    };
+    let last = chunks.len() - 1;
+    for (i, chunk) in chunks.into_iter().enumerate() {
+        out.push(u8::from(i == last));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    out.extend_from_slice(&crc32(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xffff_ffffu32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_stable_and_distinct() {
+        let a = all();
+        let b = all();
+        let mut seen = std::collections::HashSet::new();
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.top.digest, y.top.digest);
+            for (k, v) in x.digest_vars() {
+                assert!(v.starts_with("sha256:") && v.len() == 71, "{k}={v}");
+            }
+            assert!(seen.insert(x.top.digest.clone()), "duplicate {}", x.name());
+        }
+        assert_eq!(a.len(), 11);
+    }
+
+    #[test]
+    fn crc32_known_value() {
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+    }
+
+    #[test]
+    fn oci_index_shape() {
+        let f = by_repository("multi/oci-index").unwrap();
+        let j = f.top.json();
+        assert_eq!(j["mediaType"], OCI_INDEX);
+        let entries = j["manifests"].as_array().unwrap();
+        assert_eq!(entries.len(), 4);
+        assert_eq!(
+            entries[2]["annotations"]["vnd.docker.reference.digest"],
+            json!(f.child("LINUX_AMD64").unwrap().digest)
+        );
+    }
+}
