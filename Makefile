@@ -35,6 +35,7 @@ unit-tests:
 	cargo test -p test-host --profile host
 
 e2e-tests: policy.wasm host
+	bats e2e/registry.bats
 	KWCTL="$(KWCTL)" POLICY="$(POLICY)" bats e2e.bats
 
 # Everything CI checks.
