@@ -153,6 +153,13 @@ fn decide(
     if images.is_empty() {
         return Outcome::Unchanged(Vec::new());
     }
+    let selector = pod::architecture_selector(pod);
+    if !selector.is_empty() && settings.on_no_common_architecture == OnNoCommonArchitecture::Accept
+    {
+        // The nodeSelector fixes the architecture and nothing is added to such a Pod; a conflict
+        // would only be a warning: no lookup can change the decision.
+        return Outcome::Unchanged(Vec::new());
+    }
     let os = pod::operating_system(pod, &settings.default_operating_system).to_string();
     let resolved = resolve::resolve_images(&images, settings, registry);
 
@@ -197,21 +204,10 @@ fn decide(
 
     let common = match common_architectures(&known, &os, subject, settings) {
         Ok(common) => common,
-        Err(message) => {
-            return match settings.on_no_common_architecture {
-                OnNoCommonArchitecture::Reject => Outcome::Rejected(message, warnings),
-                OnNoCommonArchitecture::Accept => {
-                    warnings.push(format!(
-                        "{message} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
-                    ));
-                    Outcome::Unchanged(warnings)
-                }
-            };
-        }
+        Err(message) => return no_common_architecture(message, warnings, settings),
     };
 
     *architectures = Some(common.clone());
-    let selector = pod::architecture_selector(pod);
     if !selector.is_empty() {
         return match selector.iter().find(|(_, value)| !common.contains(*value)) {
             None => Outcome::Unchanged(warnings),
@@ -234,11 +230,29 @@ fn decide(
         }
     }
     match pin(pod, subject, &common, settings) {
-        Err(message) => Outcome::Rejected(message, warnings),
+        Err(message) => no_common_architecture(message, warnings, settings),
         Ok(false) => Outcome::Unchanged(warnings),
         Ok(true) => {
             record_architectures(pod, &common);
             Outcome::Changed(warnings)
+        }
+    }
+}
+
+/// No architecture both runs every image and is admitted by the Pod's own constraints: reject,
+/// or accept unchanged with a warning (`onNoCommonArchitecture: accept`).
+fn no_common_architecture(
+    message: String,
+    mut warnings: Vec<String>,
+    settings: &Settings,
+) -> Outcome {
+    match settings.on_no_common_architecture {
+        OnNoCommonArchitecture::Reject => Outcome::Rejected(message, warnings),
+        OnNoCommonArchitecture::Accept => {
+            warnings.push(format!(
+                "{message} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
+            ));
+            Outcome::Unchanged(warnings)
         }
     }
 }

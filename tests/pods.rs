@@ -612,3 +612,39 @@ fn unknown_fields_survive_and_the_policy_is_idempotent() {
         );
     }
 }
+
+// ---- when lookups can change nothing ----
+
+#[test]
+fn node_selector_with_no_common_accept_needs_no_lookup() {
+    let object = pod(
+        &["multi:1", "list:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
+    );
+    let r = run(&object, json!({"onNoCommonArchitecture": "accept"}));
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, Vec::<String>::new());
+    assert_eq!(r.decision.warnings, Vec::<String>::new());
+    // With the default (reject), the lookups decide between accepting and rejecting.
+    let rejecting = run(&object, json!({}));
+    assert_eq!(rejecting.calls.len(), 2);
+    assert!(rejecting
+        .rejection()
+        .contains("nodeSelector kubernetes.io/arch=s390x"));
+}
+
+#[test]
+fn conflicting_terms_with_no_common_accept_warn() {
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}]}}}}),
+    );
+    let r = run(&object, json!({"onNoCommonArchitecture": "accept"}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+          term 0 admits s390x (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
+    );
+}
