@@ -7,7 +7,7 @@ HOST_BIN := target/host/test-host
 KWCTL ?= $(HOST_BIN)
 POLICY ?= policy.wasm
 
-.PHONY: all deps host fmt lint unit-tests e2e-tests test run clean
+.PHONY: all deps host fmt lint unit-tests e2e-tests test run bench fuzz clean
 
 all: policy.wasm
 
@@ -30,7 +30,7 @@ fmt:
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
-unit-tests:
+unit-tests: policy.wasm
 	cargo test
 	cargo test -p test-host --profile host
 
@@ -44,6 +44,25 @@ test: deps fmt lint unit-tests e2e-tests
 # The policy on an example Pod, with real lookups in a local registry.
 run: deps policy.wasm host
 	bash scripts/run-example.sh
+
+# Evaluation cost: the policy against a trivial accept-everything module through the test host
+# (answers from memory), then the native decision core stage by stage.
+bench: policy.wasm host
+	cargo build --target=wasm32-wasip1 --release -p trivial-policy
+	cargo bench -p test-host --profile host --bench admission
+	cargo bench --profile host --bench core
+
+# Fuzz each target for FUZZ_SECONDS (nightly toolchain, cargo-fuzz). New inputs go to
+# fuzz/corpus/<target> (not committed); crashes to fuzz/artifacts/<target>.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := validate validate_settings image_reference
+fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	cd fuzz && for target in $(FUZZ_TARGETS); do \
+		mkdir -p corpus/$$target && \
+		cargo +nightly fuzz run $$target corpus/$$target seeds/$$target -- \
+			-max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 || exit 1; \
+	done
 
 clean:
 	cargo clean

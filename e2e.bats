@@ -62,6 +62,12 @@ pin_patch() {
       {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: $a}]}]}}}}]'
 }
 
+@test "the module stays under its size budget (1 MiB)" {
+  size=$(stat -c %s "$POLICY")
+  echo "# $POLICY: $size bytes" >&3
+  [ "$size" -lt 1048576 ]
+}
+
 @test "OCI index with attestation entries: pinned to amd64 and arm64" {
   pod_request "$(containers "$REGISTRY/multi/oci-index:1.0")"
   evaluate
