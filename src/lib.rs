@@ -21,9 +21,12 @@ pub mod settings;
 pub mod tolerations;
 pub mod workload;
 
-use kubewarden_policy_sdk::request::ValidationRequest;
+use std::borrow::Cow;
+
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
+use serde::Deserialize;
+use serde_json::Value;
 
 use policy::{Decision, Request, Verdict};
 use registry::Registry;
@@ -39,9 +42,40 @@ pub fn validate_settings_payload(payload: &[u8]) -> Vec<u8> {
     serde_json::to_vec(&response).unwrap_or_default()
 }
 
+/// The parts of the `ValidationRequest` the policy reads. Everything else (userInfo, options,
+/// ...) is skipped without being built, and strings are borrowed from the payload when they can be.
+#[derive(Deserialize)]
+struct Payload<'a> {
+    #[serde(default)]
+    settings: Settings,
+    #[serde(borrow)]
+    request: AdmissionRequest<'a>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct AdmissionRequest<'a> {
+    #[serde(borrow)]
+    kind: Kind<'a>,
+    #[serde(borrow)]
+    operation: Cow<'a, str>,
+    #[serde(borrow, rename = "subResource", alias = "sub_resource")]
+    sub_resource: Cow<'a, str>,
+    object: Value,
+    #[serde(rename = "oldObject", alias = "old_object")]
+    old_object: Value,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Kind<'a> {
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+}
+
 /// Answers `validate`: a `ValidationRequest` in, a `ValidationResponse` out.
 pub fn validate_payload(payload: &[u8], registry: &mut dyn Registry) -> Vec<u8> {
-    let response = match ValidationRequest::<Settings>::new(payload) {
+    let response = match serde_json::from_slice::<Payload>(payload) {
         Err(error) => ValidationResponse {
             accepted: false,
             message: Some(format!(
@@ -52,17 +86,16 @@ pub fn validate_payload(payload: &[u8], registry: &mut dyn Registry) -> Vec<u8> 
             audit_annotations: None,
             warnings: None,
         },
-        Ok(request) => {
-            let admission = request.request;
+        Ok(Payload { settings, request }) => {
             let decision = policy::evaluate(
                 Request {
-                    kind: &admission.kind.kind,
-                    operation: &admission.operation,
-                    sub_resource: &admission.sub_resource,
-                    object: admission.object,
-                    old_object: &admission.old_object,
+                    kind: &request.kind.kind,
+                    operation: &request.operation,
+                    sub_resource: &request.sub_resource,
+                    object: request.object,
+                    old_object: &request.old_object,
                 },
-                &request.settings,
+                &settings,
                 registry,
             );
             response_for(decision)
