@@ -1,6 +1,7 @@
 //! End to end through wasm: loads the policy module (TEST_HOST_POLICY, else <repo>/policy.wasm)
-//! and evaluates a Pod against the in-memory fixture registry. Skipped (passes with a note)
-//! when no module has been built yet. Policy-agnostic: checks the host's side of the exchange.
+//! and evaluates a Pod against the in-memory fixture registry. Fails when no module has been built
+//! (`make policy.wasm`), unless SKIP_WASM_TESTS=1. Policy-agnostic: checks the host's side of the
+//! exchange.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,7 +19,10 @@ fn policy_path() -> Option<PathBuf> {
 #[test]
 fn policy_module_round_trip() {
     let Some(path) = policy_path() else {
-        eprintln!("policy_module_round_trip: no policy.wasm (set TEST_HOST_POLICY); skipped");
+        assert!(
+            std::env::var_os("SKIP_WASM_TESTS").is_some(),
+            "no policy.wasm: run `make policy.wasm` (or set TEST_HOST_POLICY, or SKIP_WASM_TESTS=1)"
+        );
         return;
     };
     let registry = "127.0.0.1:5000";
