@@ -36,7 +36,7 @@ unit-tests: policy.wasm
 
 e2e-tests: policy.wasm host
 	bats e2e/registry.bats
-	KWCTL="$(KWCTL)" POLICY="$(POLICY)" bats e2e.bats
+	KWCTL="$(KWCTL)" POLICY="$(POLICY)" bats e2e.bats e2e/faults.bats
 
 # Everything CI checks.
 test: deps fmt lint unit-tests e2e-tests

@@ -4,19 +4,32 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use wasmtime_provider::{WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre};
+use wasmtime_provider::{
+    wasmtime, EpochDeadlines, WasmtimeEngineProviderBuilder, WasmtimeEngineProviderPre,
+};
 
 use crate::source::{ManifestSource, Operation, RegistrySource, Sources};
 
 /// How long the real host keeps a successful lookup (policy-evaluator caches for 60 s).
 pub const HOST_CACHE_TTL: Duration = Duration::from_secs(60);
+
+/// What wasmtime-provider reports when the epoch deadline interrupts the guest; policy-evaluator
+/// looks for this text. The caller gets `internal server error: Guest call failure: <this>`
+/// (`allowed: false`, `code: 500`).
+pub const EVAL_TIMEOUT_ERROR: &str = "guest code interrupted, execution deadline exceeded";
+
+/// Default period of the epoch ticker behind [`Host::set_eval_timeout`]. policy-server ticks
+/// once a second (its limits are whole seconds); a finer tick gives a sharper limit.
+pub const DEFAULT_EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// One host call made by the guest during an evaluation.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -240,6 +253,16 @@ impl Evaluation {
         })
     }
 
+    /// The evaluation was aborted by the time limit ([`Host::set_eval_timeout`]).
+    pub fn timed_out(&self) -> bool {
+        self.response.status.as_ref().is_some_and(|s| {
+            s.code == Some(500)
+                && s.message
+                    .as_deref()
+                    .is_some_and(|m| m.contains(EVAL_TIMEOUT_ERROR))
+        })
+    }
+
     /// The request object with the patch applied (None without a mutation).
     pub fn patched_object(&self, original: &Value) -> Option<Value> {
         let patch: json_patch::Patch = serde_json::from_value(self.patch()?).ok()?;
@@ -260,12 +283,57 @@ pub enum RunOutcome {
 
 type Cache = Mutex<HashMap<(Operation, String), (Instant, Vec<u8>)>>;
 
+/// The epoch machinery behind the evaluation time limit: an engine with epoch interruption on
+/// and a thread that advances its epoch every `tick` (policy-server's ticker thread does the
+/// same, once a second). Stopped when dropped.
+struct EpochTicker {
+    tick: Duration,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    fn start(engine: wasmtime::Engine, tick: Duration) -> Result<EpochTicker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("test-host-epoch".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(tick);
+                        engine.increment_epoch();
+                    }
+                })
+                .context("cannot start the epoch ticker thread")?
+        };
+        Ok(EpochTicker {
+            tick,
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// A loaded policy plus where registry answers come from.
 pub struct Host {
+    wasm: Arc<[u8]>,
     pre: WasmtimeEngineProviderPre,
     source: Arc<dyn ManifestSource>,
     cache: Option<Arc<Cache>>,
     echo_logs: bool,
+    /// Engine with epoch interruption and its ticker, once a time limit was asked for.
+    epoch: Option<(wasmtime::Engine, EpochTicker)>,
+    eval_timeout: Option<Duration>,
 }
 
 impl Host {
@@ -278,10 +346,86 @@ impl Host {
             .build_pre()
             .map_err(|e| anyhow!("cannot load the policy module: {e}"))?;
         Ok(Host {
+            wasm: Arc::from(wasm),
             pre,
             source,
             cache: Some(Arc::new(Mutex::new(HashMap::new()))),
             echo_logs: false,
+            epoch: None,
+            eval_timeout: None,
+        })
+    }
+
+    /// Abort any guest call (`validate`, `validate_settings`, and `wapc_init` when instantiating)
+    /// that runs longer than `limit`, the way policy-server does (`--policy-timeout`, default
+    /// 2 s, or the policy's `timeoutEvalSeconds`; kwctl has no limit): wasmtime epoch
+    /// interruption, the epoch advanced by a ticker thread every [`DEFAULT_EPOCH_TICK`]. The
+    /// guest is interrupted at its next epoch check once `limit` has passed, **not** while it is
+    /// blocked in a host call: a registry lookup in flight completes first (policy-evaluator's
+    /// host callback waits for the answer without a deadline), then the guest traps as soon as it
+    /// runs again. The evaluation answers `allowed: false`, code 500,
+    /// `internal server error: Guest call failure: guest code interrupted, execution deadline
+    /// exceeded` ([`Evaluation::timed_out`]).
+    ///
+    /// `None` lifts the limit. Off by default (like `kwctl run`). The first call recompiles the
+    /// module for an engine with epoch interruption.
+    pub fn set_eval_timeout(&mut self, limit: Option<Duration>) -> Result<()> {
+        let tick = self
+            .epoch
+            .as_ref()
+            .map_or(DEFAULT_EPOCH_TICK, |(_, t)| t.tick);
+        self.set_eval_timeout_with_tick(limit, tick)
+    }
+
+    /// [`Host::set_eval_timeout`] with another ticker period. The limit is rounded up to whole
+    /// ticks and, the ticker running freely, may strike up to one tick early (with policy-server's
+    /// 1 s tick, `--policy-timeout 2` aborts after 1 to 2 s).
+    pub fn set_eval_timeout_with_tick(
+        &mut self,
+        limit: Option<Duration>,
+        tick: Duration,
+    ) -> Result<()> {
+        if tick.is_zero() {
+            return Err(anyhow!("the epoch tick must be longer than zero"));
+        }
+        if limit.is_some() && self.epoch.is_none() {
+            let mut config = wasmtime::Config::new();
+            config.epoch_interruption(true);
+            let engine = wasmtime::Engine::new(&config)
+                .map_err(|e| anyhow!("cannot create a wasmtime engine: {e}"))?;
+            self.pre = WasmtimeEngineProviderBuilder::new()
+                .engine(engine.clone())
+                .module_bytes(&self.wasm)
+                .wasi_params(wapc::WasiParams::default())
+                .build_pre()
+                .map_err(|e| anyhow!("cannot load the policy module: {e}"))?;
+            let ticker = EpochTicker::start(engine.clone(), tick)?;
+            self.epoch = Some((engine, ticker));
+        } else if let Some((engine, ticker)) = &mut self.epoch {
+            if ticker.tick != tick {
+                *ticker = EpochTicker::start(engine.clone(), tick)?;
+            }
+        }
+        self.eval_timeout = limit;
+        Ok(())
+    }
+
+    /// The evaluation time limit, if any.
+    pub fn eval_timeout(&self) -> Option<Duration> {
+        self.eval_timeout
+    }
+
+    /// The epoch deadlines for a new instance: the limit in ticks, or practically none when
+    /// the engine has epoch interruption but no limit is set.
+    fn epoch_deadlines(&self) -> Option<EpochDeadlines> {
+        let (_, ticker) = self.epoch.as_ref()?;
+        let ticks = match self.eval_timeout {
+            Some(limit) => (limit.as_nanos().div_ceil(ticker.tick.as_nanos()) as u64).max(1),
+            None => u64::MAX / 4,
+        };
+        Some(EpochDeadlines {
+            wapc_init: ticks,
+            wapc_func: ticks,
         })
     }
 
@@ -325,7 +469,7 @@ impl Host {
     fn instance(&self, record: Arc<Mutex<HostCalls>>) -> Result<wapc::WapcHost> {
         let provider = self
             .pre
-            .rehydrate(None)
+            .rehydrate(self.epoch_deadlines())
             .map_err(|e| anyhow!("cannot instantiate the policy: {e}"))?;
         let callback = make_callback(
             self.source.clone(),

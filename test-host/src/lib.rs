@@ -6,6 +6,8 @@
 //! - [`source::ManifestSource`]: where registry answers come from: [`source::RegistrySource`]
 //!   (a real registry through oci-client) or [`source::InMemorySource`] (canned answers).
 //! - [`fixtures`]: the deterministic e2e fixture images `seed-registry` pushes.
+//! - [`faults::FaultRegistry`]: a fault-injecting registry (status codes, bad manifests, huge
+//!   indexes, slow answers) in front of a real one; binary `fault-registry`.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -17,10 +19,12 @@
 //! println!("{} {:?}", eval.response_line(), eval.host_calls.counts());
 //! ```
 
+pub mod faults;
 pub mod fixtures;
 pub mod host;
 pub mod source;
 
+pub use faults::{FaultRegistry, FaultRequest};
 pub use host::{
     AdmissionResponse, Evaluation, Host, HostCall, HostCalls, RunOutcome, SettingsValidation,
 };

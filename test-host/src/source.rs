@@ -197,15 +197,9 @@ impl RegistrySource {
                         .await?;
                     match fidelity {
                         ManifestFidelity::Raw => Ok(body.to_vec()),
-                        ManifestFidelity::Reserialized => {
-                            let manifest: OciManifest =
-                                serde_json::from_slice(&body).map_err(|e| {
-                                    oci_client::errors::OciDistributionError::ManifestParsingError(
-                                        e.to_string(),
-                                    )
-                                })?;
-                            Ok(serde_json::to_vec(&manifest)?)
-                        }
+                        ManifestFidelity::Reserialized => Ok(serde_json::to_vec(
+                            &parse_manifest_like_pull_manifest(&body)?,
+                        )?),
                     }
                 }
                 Operation::OciManifestConfig => {
@@ -253,6 +247,27 @@ pub fn anyhow_debug(e: &anyhow::Error) -> String {
         }
     }
     out
+}
+
+/// What oci-client's `pull_manifest` (policy-fetcher's `Registry::manifest`, behind the real
+/// `v1/oci_manifest`) does with the bytes: check `schemaVersion` 2 and a manifest/index media
+/// type, then parse into `OciManifest`, with oci-client's error texts (its two parse errors
+/// carry each other's wording: a body that is not JSON gives `Failed to parse manifest: ...`).
+pub fn parse_manifest_like_pull_manifest(
+    body: &[u8],
+) -> std::result::Result<OciManifest, oci_client::errors::OciDistributionError> {
+    use oci_client::errors::OciDistributionError as E;
+    let versioned: oci_client::manifest::Versioned =
+        serde_json::from_slice(body).map_err(|e| E::VersionedParsingError(e.to_string()))?;
+    if versioned.schema_version != 2 {
+        return Err(E::UnsupportedSchemaVersionError(versioned.schema_version));
+    }
+    if let Some(media_type) = versioned.media_type {
+        if !MANIFEST_MEDIA_TYPES.contains(&media_type.as_str()) {
+            return Err(E::UnsupportedMediaTypeError(media_type));
+        }
+    }
+    serde_json::from_slice(body).map_err(|e| E::ManifestParsingError(e.to_string()))
 }
 
 /// The Accept list oci-client sends for manifests (its own constant is private).

@@ -68,7 +68,11 @@ fn one_index_image_is_one_lookup() {
 fn three_images_two_identical_are_two_lookups_plus_one_config() {
     let Some(host) = host() else { return };
     let request = pod(
-        &[image("multi/oci-index:1.0"), image("single/arm64-oci:1.0"), image("multi/oci-index:1.0")],
+        &[
+            image("multi/oci-index:1.0"),
+            image("single/arm64-oci:1.0"),
+            image("multi/oci-index:1.0"),
+        ],
         json!({}),
     );
     assert_eq!(calls(&host, &request), (2, 1, 0));
@@ -84,10 +88,12 @@ fn a_hundred_containers_of_one_image_are_one_lookup() {
 #[test]
 fn skipped_pods_cost_no_lookup() {
     let Some(host) = host() else { return };
-    let bound = pod(&[image("multi/oci-index:1.0")], json!({"nodeName": "node-1"}));
+    let bound = pod(
+        &[image("multi/oci-index:1.0")],
+        json!({"nodeName": "node-1"}),
+    );
     assert_eq!(calls(&host, &bound), (0, 0, 0));
     let mut daemon = pod(&[image("multi/oci-index:1.0")], json!({}));
-    daemon["object"]["metadata"]["ownerReferences"] =
-        json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "1", "controller": true}]);
+    daemon["object"]["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "1", "controller": true}]);
     assert_eq!(calls(&host, &daemon), (0, 0, 0));
 }

@@ -74,8 +74,30 @@ struct RunArgs {
     /// Accepted for kwctl compatibility; no effect.
     #[arg(long = "allow-context-aware")]
     allow_context_aware: bool,
+    /// Abort an evaluation that runs longer than this many seconds (decimals allowed), as
+    /// policy-server does (`--policy-timeout`, `timeoutEvalSeconds`): allowed false, code 500,
+    /// "internal server error: Guest call failure: guest code interrupted, execution deadline
+    /// exceeded". Off by default, like kwctl (which has no such option).
+    /// Also: env TEST_HOST_TIMEOUT_EVAL_SECONDS.
+    #[arg(
+        long = "timeout-eval-seconds",
+        env = "TEST_HOST_TIMEOUT_EVAL_SECONDS",
+        value_parser = positive_seconds
+    )]
+    timeout_eval_seconds: Option<f64>,
+    /// Period of the epoch ticker behind --timeout-eval-seconds, in milliseconds (policy-server
+    /// ticks every 1000 ms: its limit strikes up to one tick early).
+    #[arg(long = "timeout-tick-millis", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_tick_millis: u64,
     /// The policy module (a path, or file://path).
     policy: String,
+}
+
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
+        _ => Err(format!("{text:?} is not a number of seconds in (0, 86400]")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -143,6 +165,12 @@ fn load(args: &RunArgs) -> Result<(Host, Value, Value)> {
     let mut host = Host::new(&wasm, source)?;
     host.set_cache(!args.no_host_cache);
     host.set_echo_logs(args.verbose);
+    if let Some(seconds) = args.timeout_eval_seconds {
+        host.set_eval_timeout_with_tick(
+            Some(std::time::Duration::from_secs_f64(seconds)),
+            std::time::Duration::from_millis(args.timeout_tick_millis),
+        )?;
+    }
     Ok((host, request, settings))
 }
 
@@ -164,6 +192,14 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
         RunOutcome::Evaluated(eval) => {
+            // Before the response, so the response stays the last line of a merged output.
+            if eval.timed_out() {
+                eprintln!(
+                    "test-host: evaluation aborted by the time limit ({}s) after {:?}",
+                    args.timeout_eval_seconds.unwrap_or_default(),
+                    eval.elapsed
+                );
+            }
             println!("{}", eval.response_line());
             if let Some(path) = &args.host_calls_report {
                 let mut text = serde_json::to_string_pretty(&eval.host_calls.report())?;
