@@ -170,7 +170,7 @@ lookup_fails() {
   [ "$(allowed)" = true ]
   [ "$(patch)" = "$(pin_patch "${GOOD_ARCHES[@]}")" ]
   [ "$(warning_count)" = 1 ]
-  [[ "$(warning)" == "image-arch-affinity: these images were left out of the architecture decision because their lookup failed: image \"$image\": "*"$cause"* ]]
+  [[ "$(warning)" == "image-arch-affinity: image \"$image\" was left out of the architecture decision because its lookup failed: "*"$cause"* ]]
   if is_test_host; then [ "$(manifest_calls "$image")" = 1 ]; fi
 
   evaluate --settings-json '{"onLookupFailure":"accept"}' "$@"

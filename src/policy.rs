@@ -167,34 +167,39 @@ fn decide(
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
         resolved.iter().partition(|image| image.platforms.is_ok());
     if !failed.is_empty() {
-        let failures = failed
-            .iter()
-            .map(|image| {
-                format!(
-                    "image {:?}: {}",
-                    image.image,
-                    image.platforms.as_ref().err().map_or("", String::as_str)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
+        let failures = failed.iter().map(|image| {
+            (
+                image.image.as_str(),
+                image.platforms.as_ref().err().map_or("", String::as_str),
+            )
+        });
         match settings.on_lookup_failure {
             OnLookupFailure::Reject => {
+                let all = failures
+                    .map(|(image, cause)| format!("image {image:?}: {}", one_line(cause, 300)))
+                    .collect::<Vec<_>>()
+                    .join("; ");
                 return Outcome::Rejected(
-                    format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on: {failures} (setting onLookupFailure: reject)"),
+                    format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on: {all} (setting onLookupFailure: reject)"),
                     warnings,
-                )
+                );
             }
             OnLookupFailure::Accept => {
-                warnings.push(format!(
-                    "{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: {failures}"
-                ));
+                warnings.extend(failures.map(|(image, cause)| {
+                    warning(
+                        format!("{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: image {image:?}: "),
+                        cause,
+                    )
+                }));
                 return Outcome::Unchanged(warnings);
             }
             OnLookupFailure::IgnoreImage => {
-                warnings.push(format!(
-                    "{PREFIX}: these images were left out of the architecture decision because their lookup failed: {failures}"
-                ));
+                warnings.extend(failures.map(|(image, cause)| {
+                    warning(
+                        format!("{PREFIX}: image {image:?} was left out of the architecture decision because its lookup failed: "),
+                        cause,
+                    )
+                }));
                 if known.is_empty() {
                     return Outcome::Unchanged(warnings);
                 }
@@ -237,6 +242,29 @@ fn decide(
             Outcome::Changed(warnings)
         }
     }
+}
+
+/// Kubernetes may truncate admission warnings longer than 256 characters: a warning is its
+/// lead-in and as much of the cause, on one line, as fits (at least 80 characters of it).
+const WARNING_LENGTH: usize = 256;
+
+fn warning(lead_in: String, cause: &str) -> String {
+    let room = WARNING_LENGTH
+        .saturating_sub(lead_in.chars().count())
+        .max(80);
+    lead_in + &one_line(cause, room)
+}
+
+/// A host error on one line (registries answer multi-line chains and whole HTML pages), cut to
+/// `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let line = words.join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    cut + "…"
 }
 
 /// No architecture both runs every image and is admitted by the Pod's own constraints: reject,

@@ -374,8 +374,8 @@ fn lookup_failure_ignore_image_decides_from_the_others() {
     r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
     assert_eq!(
         r.decision.warnings,
-        ["image-arch-affinity: these images were left out of the architecture decision because their lookup failed: \
-          image \"ghcr.io/org/gone:1\": error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found)"]
+        ["image-arch-affinity: image \"ghcr.io/org/gone:1\" was left out of the architecture decision because its lookup failed: \
+          error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found)"]
     );
 }
 
@@ -388,9 +388,9 @@ fn lookup_failure_ignore_image_with_no_image_left_accepts() {
     );
     r.assert_accepted_unchanged();
     assert_eq!(r.decision.warnings.len(), 1);
-    assert!(
-        r.decision.warnings[0].contains("\"ghcr.io/org/gone:1\": error invoking host capability")
-    );
+    assert!(r.decision.warnings[0].starts_with(
+        "image-arch-affinity: image \"ghcr.io/org/gone:1\" was left out of the architecture decision because its lookup failed: error invoking host capability"
+    ));
 }
 
 #[test]
@@ -646,5 +646,41 @@ fn conflicting_terms_with_no_common_accept_warn() {
         r.decision.warnings,
         ["image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
           term 0 admits s390x (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
+    );
+}
+
+#[test]
+fn long_multi_line_causes_become_one_short_warning_per_image() {
+    let mut registry = FixtureRegistry::new();
+    let html = format!(
+        "Host error: code: 503, message: <html>\n<head>\n  <title>503</title>\n</head>\n{}</html>",
+        "<p>down</p>\n".repeat(100)
+    );
+    registry.fail("ghcr.io/org/a:1", &html);
+    registry.fail("ghcr.io/org/b:1", "Host error: error sending request\n\nCaused by:\n    0: client error (Connect)\n    1: Connection refused (os error 111)");
+    let r = run_with(
+        &mut registry,
+        &pod(
+            &["ghcr.io/org/a:1", "ghcr.io/org/b:1", "multi:1"],
+            json!({}),
+        ),
+        &settings(json!({})),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+    let warnings = &r.decision.warnings;
+    assert_eq!(warnings.len(), 2);
+    assert_eq!(warnings[0].chars().count(), 256);
+    assert!(warnings[0].starts_with(
+        "image-arch-affinity: image \"ghcr.io/org/a:1\" was left out of the architecture decision because its lookup failed: \
+         code: 503, message: <html> <head> <title>503</title> </head> <p>down</p>"
+    ));
+    assert!(warnings[0].ends_with('…'));
+    assert_eq!(
+        warnings[1],
+        "image-arch-affinity: image \"ghcr.io/org/b:1\" was left out of the architecture decision because its lookup failed: \
+         error sending request Caused by: 0: client error (Connect) 1: Connection refused (os error 111)"
     );
 }

@@ -76,6 +76,6 @@ fn validate_rejection_carries_message_and_warnings() {
         response,
         json!({"accepted": false, "code": null, "mutated_object": null, "audit_annotations": null,
             "message": "image-arch-affinity: no linux node architecture runs every image of this Pod: \"ghcr.io/org/windows:1\" has no linux build (only windows/amd64). Use images built for a common architecture",
-            "warnings": ["image-arch-affinity: these images were left out of the architecture decision because their lookup failed: image \"ghcr.io/org/gone:1\": boom"]})
+            "warnings": ["image-arch-affinity: image \"ghcr.io/org/gone:1\" was left out of the architecture decision because its lookup failed: boom"]})
     );
 }

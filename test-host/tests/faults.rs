@@ -231,7 +231,7 @@ fn calls_for(eval: &Evaluation, op: Operation, image: &str) -> usize {
 fn failure_frame(setting: &str, image: &str) -> (String, &'static str) {
     match setting {
         "ignoreImage" => (
-            format!("image-arch-affinity: these images were left out of the architecture decision because their lookup failed: image {image:?}: "),
+            format!("image-arch-affinity: image {image:?} was left out of the architecture decision because its lookup failed: "),
             "",
         ),
         "accept" => (
