@@ -22,6 +22,7 @@ pub mod tolerations;
 pub mod workload;
 
 use std::borrow::Cow;
+use std::time::{Duration, Instant};
 
 use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
@@ -87,6 +88,12 @@ pub fn validate_payload(payload: &[u8], registry: &mut dyn Registry) -> Vec<u8> 
             warnings: None,
         },
         Ok(Payload { settings, request }) => {
+            let started = Instant::now();
+            let mut registry = registry::Budgeted::new(
+                registry,
+                Duration::from_millis(settings.lookup_budget_milliseconds),
+                || started.elapsed(),
+            );
             let decision = policy::evaluate(
                 Request {
                     kind: &request.kind.kind,
@@ -96,7 +103,7 @@ pub fn validate_payload(payload: &[u8], registry: &mut dyn Registry) -> Vec<u8> 
                     old_object: &request.old_object,
                 },
                 &settings,
-                registry,
+                &mut registry,
             );
             response_for(decision)
         }

@@ -255,16 +255,35 @@ fn warning(lead_in: String, cause: &str) -> String {
     lead_in + &one_line(cause, room)
 }
 
-/// A host error on one line (registries answer multi-line chains and whole HTML pages), cut to
-/// `max` characters.
+/// A host error on one line, cut to `max` characters. Registries answer multi-line error chains
+/// and whole HTML pages: whitespace is folded, the host's wrapper and the request URLs (they
+/// repeat the image) are dropped, and what is still too long is cut after its first two thirds, keeping the last
+/// third: error chains put the context first and the root cause (`Connection refused`) last.
 fn one_line(text: &str, max: usize) -> String {
-    let words: Vec<&str> = text.split_whitespace().collect();
+    let text = text
+        .trim_start()
+        .trim_start_matches("Callback evaluation failure: ");
+    let mut words: Vec<&str> = Vec::new();
+    for word in text.split_whitespace() {
+        let bare = word.trim_start_matches('(');
+        if bare.starts_with("http://") || bare.starts_with("https://") {
+            if words.last() == Some(&"url") {
+                words.pop();
+            }
+            continue;
+        }
+        words.push(word);
+    }
     let line = words.join(" ");
-    if line.chars().count() <= max {
+    let length = line.chars().count();
+    if length <= max {
         return line;
     }
-    let cut: String = line.chars().take(max.saturating_sub(1)).collect();
-    cut + "…"
+    let tail = max.saturating_sub(3) / 3;
+    let head = max.saturating_sub(3) - tail;
+    let start: String = line.chars().take(head).collect();
+    let end: String = line.chars().skip(length - tail).collect();
+    format!("{start} … {end}")
 }
 
 /// No architecture both runs every image and is admitted by the Pod's own constraints: reject,

@@ -1,6 +1,8 @@
 //! Registry access: the two host-capability lookups the policy needs, behind a small trait so
 //! that the decision core can be tested natively with fixtures.
 
+use std::time::Duration;
+
 /// The host's OCI capabilities. Each method returns the host's raw JSON answer, or the host's
 /// error text.
 pub trait Registry {
@@ -9,6 +11,50 @@ pub trait Registry {
     /// `oci/v1/oci_manifest_config`: `{"manifest":..,"digest":..,"config":..}` of a single-platform
     /// image.
     fn manifest_and_config(&mut self, image: &str) -> Result<Vec<u8>, String>;
+}
+
+/// A registry that stops starting lookups once a time budget is spent, so that slow registries
+/// turn into lookup failures (handled per `onLookupFailure`) before the host's evaluation time
+/// limit rejects the whole request. A lookup already under way cannot be interrupted.
+pub struct Budgeted<'a, C: Fn() -> Duration> {
+    inner: &'a mut dyn Registry,
+    budget: Duration,
+    /// Time since the evaluation started.
+    elapsed: C,
+}
+
+impl<'a, C: Fn() -> Duration> Budgeted<'a, C> {
+    pub fn new(inner: &'a mut dyn Registry, budget: Duration, elapsed: C) -> Self {
+        Budgeted {
+            inner,
+            budget,
+            elapsed,
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let elapsed = (self.elapsed)();
+        if elapsed < self.budget {
+            return Ok(());
+        }
+        Err(format!(
+            "not looked up: the lookup time budget (lookupBudgetMilliseconds: {}) was spent after {} ms",
+            self.budget.as_millis(),
+            elapsed.as_millis()
+        ))
+    }
+}
+
+impl<C: Fn() -> Duration> Registry for Budgeted<'_, C> {
+    fn manifest(&mut self, image: &str) -> Result<Vec<u8>, String> {
+        self.check()?;
+        self.inner.manifest(image)
+    }
+
+    fn manifest_and_config(&mut self, image: &str) -> Result<Vec<u8>, String> {
+        self.check()?;
+        self.inner.manifest_and_config(image)
+    }
 }
 
 /// The Kubewarden host, reached through waPC host calls (binding `kubewarden`, namespace `oci`).
@@ -35,5 +81,40 @@ impl Registry for HostRegistry {
 
     fn manifest_and_config(&mut self, image: &str) -> Result<Vec<u8>, String> {
         Self::call("v1/oci_manifest_config", image)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    struct Counting(u32);
+
+    impl Registry for Counting {
+        fn manifest(&mut self, _image: &str) -> Result<Vec<u8>, String> {
+            self.0 += 1;
+            Ok(b"{}".to_vec())
+        }
+        fn manifest_and_config(&mut self, _image: &str) -> Result<Vec<u8>, String> {
+            self.0 += 1;
+            Ok(b"{}".to_vec())
+        }
+    }
+
+    #[test]
+    fn lookups_stop_once_the_budget_is_spent() {
+        let mut inner = Counting(0);
+        let now = Cell::new(Duration::from_millis(0));
+        let mut budgeted = Budgeted::new(&mut inner, Duration::from_millis(1500), || now.get());
+        assert!(budgeted.manifest("a").is_ok());
+        now.set(Duration::from_millis(1499));
+        assert!(budgeted.manifest_and_config("a").is_ok());
+        now.set(Duration::from_millis(1700));
+        assert_eq!(
+            budgeted.manifest("b").unwrap_err(),
+            "not looked up: the lookup time budget (lookupBudgetMilliseconds: 1500) was spent after 1700 ms"
+        );
+        assert_eq!(inner.0, 2);
     }
 }

@@ -31,6 +31,9 @@ pub struct Settings {
     pub workload_templates: TemplateMode,
     /// The same for DaemonSets alone (`mutate` here, or in `workloadTemplates`, pins them).
     pub daemon_set_templates: TemplateMode,
+    /// No lookup starts after this much time in one evaluation: the images left are lookup
+    /// failures. Keep it below the policy's `timeoutEvalSeconds`.
+    pub lookup_budget_milliseconds: u64,
 }
 
 impl Default for Settings {
@@ -48,11 +51,14 @@ impl Default for Settings {
             match_node_labels: Vec::new(),
             workload_templates: TemplateMode::Validate,
             daemon_set_templates: TemplateMode::Validate,
+            lookup_budget_milliseconds: DEFAULT_LOOKUP_BUDGET_MILLISECONDS,
         }
     }
 }
 
 pub const DEFAULT_PREFERRED_WEIGHT: i64 = 50;
+/// Three quarters of policy-server's default evaluation time limit (2 s).
+pub const DEFAULT_LOOKUP_BUDGET_MILLISECONDS: u64 = 1500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -168,6 +174,12 @@ impl Settings {
                     .validate()
                     .map_err(|e| format!("architectureTolerations[{arch:?}][{index}]: {e}"))?;
             }
+        }
+        if !(1..=30_000).contains(&self.lookup_budget_milliseconds) {
+            return Err(format!(
+                "lookupBudgetMilliseconds: {} is outside 1..30000 (keep it below the policy's timeoutEvalSeconds, at most 30 s)",
+                self.lookup_budget_milliseconds
+            ));
         }
         for key in &self.match_node_labels {
             check_label_key(key).map_err(|e| format!("matchNodeLabels: {e}"))?;
@@ -430,6 +442,10 @@ mod tests {
             (
                 r#"{"architectureTolerations":{"arm":[{"key":"bad key!"}]}}"#,
                 "architectureTolerations[\"arm\"][0]: key: \"bad key!\" is not a label key",
+            ),
+            (
+                r#"{"lookupBudgetMilliseconds":0}"#,
+                "lookupBudgetMilliseconds: 0 is outside 1..30000",
             ),
             (
                 r#"{"matchNodeLabels":["Zone Name"]}"#,
