@@ -7,7 +7,7 @@ HOST_BIN := target/host/test-host
 KWCTL ?= $(HOST_BIN)
 POLICY ?= policy.wasm
 
-.PHONY: all deps host fmt lint unit-tests e2e-tests test run bench fuzz clean
+.PHONY: all deps host fmt lint unit-tests e2e-tests test run bench bench-instructions fuzz clean
 
 all: policy.wasm
 
@@ -51,6 +51,15 @@ bench: policy.wasm host
 	cargo build --target=wasm32-wasip1 --release -p trivial-policy
 	cargo bench -p test-host --profile host --bench admission
 	cargo bench --profile host --bench core
+
+# Deterministic instructions per admission (valgrind), policy and trivial module, per case.
+BENCH_CASES := skipped Pod (nodeName);1 container, 1 image;3 containers, 3 images;10 containers, 1 image;10 containers, 10 images;100 containers, 1 image;100 containers, 10 images
+bench-instructions: bench
+	command -v valgrind >/dev/null || apt-get install -y -qq valgrind
+	@IFS=';'; for c in $(BENCH_CASES); do \
+		scripts/count-instructions.sh policy.wasm "$$c"; \
+		scripts/count-instructions.sh target/wasm32-wasip1/release/trivial_policy.wasm "$$c"; \
+	done
 
 # Fuzz each target for FUZZ_SECONDS (nightly toolchain, cargo-fuzz). New inputs go to
 # fuzz/corpus/<target> (not committed); crashes to fuzz/artifacts/<target>.

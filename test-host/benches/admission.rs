@@ -4,7 +4,8 @@
 //!
 //!   make bench      (builds both modules, then runs this and the native core benchmark)
 //!
-//! Env: POLICY_WASM, TRIVIAL_WASM (module paths), BENCH_ITERATIONS (default 300).
+//! Env: POLICY_WASM, TRIVIAL_WASM (module paths), BENCH_ITERATIONS (default 300), BENCH_ONLY
+//! (one case by name).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -137,7 +138,12 @@ fn main() {
     );
     println!("| case | host calls | admission (policy) | admission (trivial) | ratio | validate call (policy) | validate call (trivial) |");
     println!("|---|---|---|---|---|---|---|");
+    // BENCH_ONLY=<case name>: run that case alone (for instruction counts under valgrind).
+    let only = std::env::var("BENCH_ONLY").ok();
     for (name, containers, unique, skip) in cases {
+        if only.as_deref().is_some_and(|only| only != name) {
+            continue;
+        }
         let request = request(containers, unique, skip);
         let ours = measure(&policy, &request, iterations);
         let base = measure(&trivial, &request, iterations);
