@@ -249,10 +249,14 @@ fn decide(
 const WARNING_LENGTH: usize = 256;
 
 fn warning(lead_in: String, cause: &str) -> String {
-    let room = WARNING_LENGTH
-        .saturating_sub(lead_in.chars().count())
-        .max(80);
-    lead_in + &one_line(cause, room)
+    let lead_length = lead_in.chars().count();
+    let cause = one_line(cause, WARNING_LENGTH.saturating_sub(lead_length).max(80));
+    if lead_length + cause.chars().count() <= WARNING_LENGTH {
+        return lead_in + &cause;
+    }
+    // A long image reference (digests) shortens the lead-in, never the cause.
+    let room = WARNING_LENGTH.saturating_sub(cause.chars().count() + 1);
+    format!("{} {cause}", one_line(&lead_in, room))
 }
 
 /// A host error on one line, cut to `max` characters. Registries answer multi-line error chains

@@ -55,7 +55,9 @@ pub fn resolve_images(
                                 if lookup.as_str() == written {
                                     reason
                                 } else {
-                                    format!("{reason} (looked up as {lookup})")
+                                    // The name first: error chains end with their root cause,
+                                    // which messages keep when they are cut.
+                                    format!("as {lookup}: {reason}")
                                 }
                             })
                         })

@@ -684,3 +684,28 @@ fn long_multi_line_causes_become_one_short_warning_per_image() {
          error sending request Caused by: 0: client error (Connect) 1: Connection refused (os error 111)"
     );
 }
+
+#[test]
+fn warnings_for_digest_pinned_images_stay_within_256_characters() {
+    let image = format!("ghcr.io/org/a-rather-long-repository-name/app@{DIGEST}");
+    let mut registry = FixtureRegistry::new();
+    registry.fail(&image, "Host error: error sending request\n\nCaused by:\n    0: client error (Connect)\n    1: Connection refused (os error 111)");
+    let r = run_with(
+        &mut registry,
+        &pod(&[&image, "multi:1"], json!({})),
+        &settings(json!({})),
+    );
+    assert_eq!(r.decision.warnings.len(), 1);
+    assert_eq!(
+        r.decision.warnings[0].chars().count(),
+        256,
+        "{}",
+        r.decision.warnings[0]
+    );
+    assert!(
+        r.decision.warnings[0].starts_with("image-arch-affinity: image \"ghcr.io/org/")
+            && r.decision.warnings[0].ends_with("refused (os error 111)"),
+        "{}",
+        r.decision.warnings[0]
+    );
+}
