@@ -340,7 +340,17 @@ impl Host {
     /// Compile `wasm` (once) and answer registry host calls from `source`. The host cache (60 s,
     /// successes only, keyed by the exact image string, like policy-evaluator) is on.
     pub fn new(wasm: &[u8], source: Arc<dyn ManifestSource>) -> Result<Host> {
-        let pre = WasmtimeEngineProviderBuilder::new()
+        let mut builder = WasmtimeEngineProviderBuilder::new();
+        if std::env::var_os("TEST_HOST_PERFMAP").is_some() {
+            // Names the guest's compiled functions in /tmp/perf-<pid>.map, so profilers
+            // (scripts/profile-guest.sh) can attribute the guest's instructions.
+            let mut config = wasmtime::Config::new();
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            let engine = wasmtime::Engine::new(&config)
+                .map_err(|e| anyhow!("cannot create a wasmtime engine: {e}"))?;
+            builder = builder.engine(engine);
+        }
+        let pre = builder
             .module_bytes(wasm)
             .wasi_params(wapc::WasiParams::default())
             .build_pre()
