@@ -18,20 +18,21 @@ pub mod policy;
 pub mod registry;
 pub mod resolve;
 pub mod settings;
+pub mod sparse;
 pub mod tolerations;
 pub mod workload;
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use kubewarden_policy_sdk::response::ValidationResponse;
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use policy::{Decision, Request, Verdict};
 use registry::Registry;
 use settings::Settings;
+use sparse::Sparse;
 
 /// Answers `validate_settings`: the settings are valid, or why not.
 pub fn validate_settings_payload(payload: &[u8]) -> Vec<u8> {
@@ -44,87 +45,141 @@ pub fn validate_settings_payload(payload: &[u8]) -> Vec<u8> {
 }
 
 /// The parts of the `ValidationRequest` the policy reads. Everything else (userInfo, options,
-/// ...) is skipped without being built, and strings are borrowed from the payload when they can be.
+/// ...) is skipped without being built, strings are borrowed from the payload when they can be,
+/// and of the objects only what the decision needs is built (`sparse`).
 #[derive(Deserialize)]
 struct Payload<'a> {
     #[serde(default)]
     settings: Settings,
     #[serde(borrow)]
-    request: AdmissionRequest<'a>,
+    request: RawRequest<'a>,
 }
 
-#[derive(Deserialize, Default)]
+/// An admission request, its objects read sparsely (`sparse`).
+#[derive(Deserialize, Default, Debug)]
 #[serde(default)]
-struct AdmissionRequest<'a> {
+pub struct RawRequest<'a> {
     #[serde(borrow)]
-    kind: Kind<'a>,
+    pub kind: Kind<'a>,
     #[serde(borrow)]
-    operation: Cow<'a, str>,
+    pub operation: Cow<'a, str>,
     #[serde(borrow, rename = "subResource", alias = "sub_resource")]
-    sub_resource: Cow<'a, str>,
-    object: Value,
-    #[serde(rename = "oldObject", alias = "old_object")]
-    old_object: Value,
+    pub sub_resource: Cow<'a, str>,
+    #[serde(borrow)]
+    pub object: Option<Sparse<'a>>,
+    #[serde(borrow, rename = "oldObject", alias = "old_object")]
+    pub old_object: Option<Sparse<'a>>,
 }
 
-#[derive(Deserialize, Default)]
+/// The request's `kind` (group/version/kind): the policy reads the kind.
+#[derive(Deserialize, Default, Debug)]
 #[serde(default)]
-struct Kind<'a> {
+pub struct Kind<'a> {
     #[serde(borrow)]
-    kind: Cow<'a, str>,
+    pub kind: Cow<'a, str>,
+}
+
+/// Decides on a request: reads its objects sparsely (`sparse`), decides on that view, and writes
+/// a mutated object back whole, with every byte the decision did not change as it came.
+pub fn decide(
+    mut request: RawRequest<'_>,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+) -> serde_json::Result<Decision<Vec<u8>>> {
+    let (object, old_object) = (&mut request.object, &request.old_object);
+    let decision = policy::evaluate(
+        Request {
+            kind: &request.kind.kind,
+            operation: &request.operation,
+            sub_resource: &request.sub_resource,
+            // The view is moved into the decision; `object` keeps how to write it back.
+            object: object.as_mut().map_or(Value::Null, |o| o.view.take()),
+            old_object: old_object.as_ref().map_or(&Value::Null, |o| &o.view),
+        },
+        settings,
+        registry,
+    );
+    let verdict = match (decision.verdict, object) {
+        (Verdict::Mutate(view), Some(object)) => Verdict::Mutate(object.write(&view)?),
+        (Verdict::Mutate(view), None) => Verdict::Mutate(serde_json::to_vec(&view)?),
+        (Verdict::Accept, _) => Verdict::Accept,
+        (Verdict::Reject(message), _) => Verdict::Reject(message),
+    };
+    Ok(Decision {
+        verdict,
+        warnings: decision.warnings,
+    })
 }
 
 /// Answers `validate`: a `ValidationRequest` in, a `ValidationResponse` out.
 pub fn validate_payload(payload: &[u8], registry: &mut dyn Registry) -> Vec<u8> {
-    let response = match serde_json::from_slice::<Payload>(payload) {
-        Err(error) => ValidationResponse {
+    let decision = serde_json::from_slice::<Payload>(payload).and_then(|payload| {
+        let started = Instant::now();
+        let mut registry = registry::Budgeted::new(
+            registry,
+            Duration::from_millis(payload.settings.lookup_budget_milliseconds),
+            || started.elapsed(),
+        );
+        decide(payload.request, &payload.settings, &mut registry)
+    });
+    match decision {
+        Ok(decision) => response_for(decision),
+        Err(error) => Response {
             accepted: false,
             message: Some(format!(
                 "image-arch-affinity: cannot read the admission request: {error}"
             )),
             code: Some(400),
-            mutated_object: None,
             audit_annotations: None,
             warnings: None,
-        },
-        Ok(Payload { settings, request }) => {
-            let started = Instant::now();
-            let mut registry = registry::Budgeted::new(
-                registry,
-                Duration::from_millis(settings.lookup_budget_milliseconds),
-                || started.elapsed(),
-            );
-            let decision = policy::evaluate(
-                Request {
-                    kind: &request.kind.kind,
-                    operation: &request.operation,
-                    sub_resource: &request.sub_resource,
-                    object: request.object,
-                    old_object: &request.old_object,
-                },
-                &settings,
-                &mut registry,
-            );
-            response_for(decision)
+            mutated_object: None,
         }
-    };
-    serde_json::to_vec(&response).unwrap_or_default()
+        .to_json(None),
+    }
 }
 
-fn response_for(decision: Decision) -> ValidationResponse {
+fn response_for(decision: Decision<Vec<u8>>) -> Vec<u8> {
     let warnings = (!decision.warnings.is_empty()).then_some(decision.warnings);
     let (accepted, message, mutated_object) = match decision.verdict {
         Verdict::Accept => (true, None, None),
         Verdict::Mutate(object) => (true, None, Some(object)),
         Verdict::Reject(message) => (false, Some(message), None),
     };
-    ValidationResponse {
+    Response {
         accepted,
         message,
         code: None,
-        mutated_object,
         audit_annotations: None,
         warnings,
+        mutated_object: None,
+    }
+    .to_json(mutated_object)
+}
+
+/// The SDK's `ValidationResponse` (same fields, `audit_annotations` never set), with the
+/// mutated object last so that it can be written as the JSON text it already is.
+#[derive(Serialize)]
+struct Response {
+    accepted: bool,
+    message: Option<String>,
+    code: Option<u16>,
+    audit_annotations: Option<()>,
+    warnings: Option<Vec<String>>,
+    mutated_object: Option<()>,
+}
+
+impl Response {
+    fn to_json(&self, mutated_object: Option<Vec<u8>>) -> Vec<u8> {
+        let mut json = serde_json::to_vec(self).unwrap_or_default();
+        if let Some(object) = mutated_object {
+            // The JSON ends with `"mutated_object":null}`: the object replaces that null.
+            if json.ends_with(b"null}") {
+                json.truncate(json.len() - b"null}".len());
+                json.extend_from_slice(&object);
+                json.push(b'}');
+            }
+        }
+        json
     }
 }
 

@@ -32,18 +32,18 @@ const PREFERRED_PATH: [&str; 3] = [
 ];
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum Verdict<Object = Value> {
     /// Let the object through unchanged.
     Accept,
     /// Let the object through as given (the whole object, changed only where needed).
-    Mutate(Value),
+    Mutate(Object),
     /// Refuse it with this message.
     Reject(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
-    pub verdict: Verdict,
+pub struct Decision<Object = Value> {
+    pub verdict: Verdict<Object>,
     pub warnings: Vec<String>,
 }
 

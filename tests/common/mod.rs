@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use image_arch_affinity::policy::{self, Decision, Request, Verdict};
 use image_arch_affinity::registry::Registry;
 use image_arch_affinity::settings::Settings;
+use image_arch_affinity::sparse::Sparse;
+use image_arch_affinity::{Kind, RawRequest};
 use serde_json::{json, Value};
 
 pub const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -242,6 +244,42 @@ pub fn run_update(
         },
         settings,
         registry,
+    );
+    // The same request as the module reads it (objects as raw JSON, read sparsely): the same
+    // decision and, when mutated, the same object, after the same lookups.
+    let calls = std::mem::take(&mut registry.calls);
+    let json = |value: &Value| serde_json::to_string(value).expect("JSON");
+    let (object_json, old_object_json) = (json(object), json(old_object));
+    fn read(json: &str) -> Option<Sparse<'_>> {
+        serde_json::from_str(json).expect("the object reads")
+    }
+    let sparse = image_arch_affinity::decide(
+        RawRequest {
+            kind: Kind { kind: kind.into() },
+            operation: operation.into(),
+            sub_resource: "".into(),
+            object: read(&object_json),
+            old_object: read(&old_object_json),
+        },
+        settings,
+        registry,
+    )
+    .expect("the request reads");
+    let sparse_verdict = match sparse.verdict {
+        Verdict::Accept => Verdict::Accept,
+        Verdict::Reject(message) => Verdict::Reject(message),
+        Verdict::Mutate(json) => {
+            Verdict::Mutate(serde_json::from_slice(&json).expect("the mutated object is JSON"))
+        }
+    };
+    assert_eq!(
+        (&sparse_verdict, &sparse.warnings),
+        (&decision.verdict, &decision.warnings),
+        "the sparse reading decides as the whole object"
+    );
+    assert_eq!(
+        registry.calls, calls,
+        "the sparse reading looks up the same images"
     );
     let patch = match &decision.verdict {
         Verdict::Mutate(mutated) => {

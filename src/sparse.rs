@@ -1,0 +1,437 @@
+//! Reading an admission object sparsely and writing it back. The decision only reads (and edits) a
+//! few fields of a Pod: its images, scheduling fields and some metadata. Those are parsed into a
+//! `serde_json::Value` (the *view*); everything else (env, volumes, probes, managedFields, status,
+//! fields this policy has never heard of...) is skipped while parsing and, when the Pod is mutated,
+//! copied back byte for byte from the request. Building, writing and dropping the whole object was
+//! most of the policy's own work per admission.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// Which parts of an object the view holds.
+#[derive(Debug)]
+pub enum Shape {
+    /// Parsed whole into the view; written back from the view (so edits show).
+    Whole,
+    /// An object of which only these fields are parsed; the others are kept as raw JSON.
+    Fields(&'static [(&'static str, Shape)]),
+    /// A list the decision only reads (containers): its items are parsed to this shape for the
+    /// view, and the list is written back verbatim.
+    ReadOnlyList(&'static Shape),
+}
+
+use Shape::{Fields, ReadOnlyList, Whole};
+
+const CONTAINERS: Shape = ReadOnlyList(&Fields(&[("image", Whole)]));
+
+const METADATA: Shape = Fields(&[
+    ("annotations", Whole),
+    ("labels", Whole),
+    ("ownerReferences", Whole),
+]);
+
+/// What the decision reads and edits in a Pod or a Pod template (see `pod`, `affinity`,
+/// `tolerations`, `policy::pin`).
+const POD: Shape = Fields(&[
+    ("metadata", METADATA),
+    (
+        "spec",
+        Fields(&[
+            ("nodeName", Whole),
+            ("nodeSelector", Whole),
+            ("affinity", Whole),
+            ("tolerations", Whole),
+            ("os", Whole),
+            ("containers", CONTAINERS),
+            ("initContainers", CONTAINERS),
+            ("ephemeralContainers", CONTAINERS),
+        ]),
+    ),
+]);
+
+/// What the decision reads and edits in any admission object: a Pod (above), or a workload (its
+/// owners and its Pod template, see `workload::template_path`). One shape for every kind, so the
+/// object is read while the request is parsed, whatever the order of its fields.
+pub const OBJECT: Shape = Fields(&[
+    ("metadata", METADATA),
+    (
+        "spec",
+        Fields(&[
+            ("nodeName", Whole),
+            ("nodeSelector", Whole),
+            ("affinity", Whole),
+            ("tolerations", Whole),
+            ("os", Whole),
+            ("containers", CONTAINERS),
+            ("initContainers", CONTAINERS),
+            ("ephemeralContainers", CONTAINERS),
+            ("template", POD),
+            (
+                "jobTemplate",
+                Fields(&[("spec", Fields(&[("template", POD)]))]),
+            ),
+        ]),
+    ),
+]);
+
+/// An object read sparsely: the view the decision works on, and how to write it back.
+#[derive(Debug)]
+pub struct Sparse<'a> {
+    pub view: Value,
+    skeleton: Skeleton<'a>,
+}
+
+/// How to write one value back: from the view, verbatim, or as an object of both.
+#[derive(Debug)]
+enum Skeleton<'a> {
+    FromView,
+    Verbatim(&'a RawValue),
+    /// The object's fields in the request's order.
+    Object(Vec<(Cow<'a, str>, Skeleton<'a>)>),
+}
+
+/// Reads an admission object to [`OBJECT`] while the request is parsed.
+impl<'de: 'a, 'a> Deserialize<'de> for Sparse<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (view, skeleton) = Seed(&OBJECT).deserialize(deserializer)?;
+        Ok(Sparse { view, skeleton })
+    }
+}
+
+impl<'a> Sparse<'a> {
+    /// Reads an object given as JSON text.
+    pub fn read(json: &'a str) -> serde_json::Result<Sparse<'a>> {
+        serde_json::from_str(json)
+    }
+
+    /// The whole object as JSON, with `view` (the view after the decision's edits) in place of
+    /// the parts it holds.
+    pub fn write(&self, view: &Value) -> Result<Vec<u8>, serde_json::Error> {
+        let mut out = Vec::with_capacity(1024);
+        write(&self.skeleton, view, &mut out)?;
+        Ok(out)
+    }
+}
+
+fn write(skeleton: &Skeleton<'_>, view: &Value, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    let (entries, fields) = match (skeleton, view) {
+        (Skeleton::Verbatim(raw), _) => {
+            out.extend_from_slice(raw.get().as_bytes());
+            return Ok(());
+        }
+        (Skeleton::Object(entries), Value::Object(fields)) => (entries, fields),
+        _ => return serde_json::to_writer(out, view),
+    };
+    // A key given twice counts once, with its last value (as when parsing into a Value).
+    let mut seen = BTreeSet::new();
+    let last: Vec<bool> = entries
+        .iter()
+        .rev()
+        .map(|(key, _)| seen.insert(key.as_ref()))
+        .collect();
+    out.push(b'{');
+    let mut first = true;
+    let mut separator = |out: &mut Vec<u8>| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+    };
+    for ((key, part), last) in entries.iter().zip(last.iter().rev()) {
+        if !last {
+            continue;
+        }
+        let value = match part {
+            Skeleton::Verbatim(_) => &Value::Null,
+            _ => match fields.get(key.as_ref()) {
+                Some(value) => value,
+                None => continue, // not in the view any more
+            },
+        };
+        separator(out);
+        serde_json::to_writer(&mut *out, key.as_ref())?;
+        out.push(b':');
+        write(part, value, out)?;
+    }
+    // Fields the decision created.
+    for (key, value) in fields {
+        if !seen.contains(key.as_str()) {
+            separator(out);
+            serde_json::to_writer(&mut *out, key)?;
+            out.push(b':');
+            serde_json::to_writer(&mut *out, value)?;
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Parses one value to a shape: its view and its skeleton.
+struct Seed(&'static Shape);
+
+impl<'de> DeserializeSeed<'de> for Seed {
+    type Value = (Value, Skeleton<'de>);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        match self.0 {
+            Whole => Ok((Value::deserialize(deserializer)?, Skeleton::FromView)),
+            ReadOnlyList(item) => {
+                let raw = <&RawValue>::deserialize(deserializer)?;
+                let view = Items(item)
+                    .deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
+                    .map_err(de::Error::custom)?;
+                Ok((view, Skeleton::Verbatim(raw)))
+            }
+            Fields(fields) => deserializer.deserialize_any(FieldsVisitor(fields)),
+        }
+    }
+}
+
+/// An object of which only some fields are parsed; any other JSON value is parsed whole.
+struct FieldsVisitor(&'static [(&'static str, Shape)]);
+
+impl<'de> Visitor<'de> for FieldsVisitor {
+    type Value = (Value, Skeleton<'de>);
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut view = Map::new();
+        let mut entries = Vec::new();
+        while let Some(Key(key)) = map.next_key()? {
+            match self.0.iter().find(|(name, _)| *name == key) {
+                Some((_, shape)) => {
+                    let (value, skeleton) = map.next_value_seed(Seed(shape))?;
+                    view.insert(key.to_string(), value);
+                    entries.push((key, skeleton));
+                }
+                None => {
+                    let raw: &'de RawValue = map.next_value()?;
+                    entries.push((key, Skeleton::Verbatim(raw)));
+                }
+            }
+        }
+        Ok((Value::Object(view), Skeleton::Object(entries)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Ok((Items(&Whole).visit_seq(seq)?, Skeleton::FromView))
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Self::Value, E> {
+        Ok((Value::Bool(value), Skeleton::FromView))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Self::Value, E> {
+        Ok((Value::from(value), Skeleton::FromView))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Self::Value, E> {
+        Ok((Value::from(value), Skeleton::FromView))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Self::Value, E> {
+        Ok((Value::from(value), Skeleton::FromView))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Self::Value, E> {
+        Ok((Value::from(value), Skeleton::FromView))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok((Value::Null, Skeleton::FromView))
+    }
+}
+
+/// A list whose items are parsed to a shape (view only); any other JSON value is parsed whole.
+struct Items(&'static Shape);
+
+impl<'de> DeserializeSeed<'de> for Items {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Items {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some((item, _)) = seq.next_element_seed(Seed(self.0))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        Value::deserialize(de::value::MapAccessDeserializer::new(map))
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
+
+/// An object key, borrowed from the request unless it had escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_string())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn written(sparse: &Sparse<'_>, view: &Value) -> String {
+        String::from_utf8(sparse.write(view).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_view_holds_only_what_the_decision_reads() {
+        let sparse = Sparse::read(
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"a":"b"},"managedFields":[{"x":1}]},
+               "spec":{"containers":[{"name":"c","image":"nginx","env":[{"name":"A","value":"1"}]},"junk"],
+                       "volumes":[{"name":"v"}],"tolerations":[{"key":"k"}],"os":null},"status":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            sparse.view,
+            json!({"metadata": {"labels": {"a": "b"}},
+                   "spec": {"containers": [{"image": "nginx"}, "junk"], "tolerations": [{"key": "k"}], "os": null}})
+        );
+    }
+
+    #[test]
+    fn writes_back_every_byte_it_did_not_change() {
+        let unusual = r#"{"n": 1.50e3, "s": "\u00e9\n", "big": 123456789012345678901234567890}"#;
+        let json = format!(
+            r#"{{"apiVersion":"v1","x-future":{unusual},"metadata":{{"name":"p","x":{unusual}}},"spec":{{"containers":[{{"image":"a", "x":{unusual}}}],"x":{unusual}}}}}"#
+        );
+        let sparse = Sparse::read(&json).unwrap();
+        assert_eq!(
+            written(&sparse, &sparse.view),
+            format!(
+                r#"{{"apiVersion":"v1","x-future":{unusual},"metadata":{{"name":"p","x":{unusual}}},"spec":{{"containers":[{{"image":"a", "x":{unusual}}}],"x":{unusual}}}}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn writes_edits_and_created_fields() {
+        let sparse =
+            Sparse::read(r#"{"spec":{"containers":[{"image":"a"}],"tolerations":[],"z":1}}"#)
+                .unwrap();
+        let mut view = sparse.view.clone();
+        view["spec"]["tolerations"] = json!([{"key": "arch"}]);
+        view["spec"]["affinity"] = json!({"nodeAffinity": {}});
+        view["metadata"] = json!({"annotations": {"a": "b"}});
+        assert_eq!(
+            written(&sparse, &view),
+            r#"{"spec":{"containers":[{"image":"a"}],"tolerations":[{"key":"arch"}],"z":1,"affinity":{"nodeAffinity":{}}},"metadata":{"annotations":{"a":"b"}}}"#
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_counts_once_with_its_last_value() {
+        let json = r#"{"spec":{"x":1},"a":1,"spec":{"containers":[{"image":"b"}],"y":2},"a":2}"#;
+        let sparse = Sparse::read(json).unwrap();
+        assert_eq!(
+            sparse.view,
+            json!({"spec": {"containers": [{"image": "b"}]}})
+        );
+        let written = written(&sparse, &sparse.view);
+        assert_eq!(
+            written,
+            r#"{"spec":{"containers":[{"image":"b"}],"y":2},"a":2}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&written).unwrap(),
+            serde_json::from_str::<Value>(json).unwrap()
+        );
+    }
+
+    #[test]
+    fn other_types_and_escaped_keys() {
+        let sparse = Sparse::read(
+            r#"{"spec":"not an object","metadata":[1,{"a":2}],"k\"ey":3,"\u0073pec2":{}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            sparse.view,
+            json!({"spec": "not an object", "metadata": [1, {"a": 2}]})
+        );
+        assert_eq!(
+            written(&sparse, &sparse.view),
+            r#"{"spec":"not an object","metadata":[1,{"a":2}],"k\"ey":3,"spec2":{}}"#
+        );
+        let sparse = Sparse::read("[1]").unwrap();
+        assert_eq!(sparse.view, json!([1]));
+        assert_eq!(written(&sparse, &sparse.view), "[1]");
+    }
+
+    #[test]
+    fn workloads_keep_their_template_and_owners() {
+        let sparse = Sparse::read(
+            r#"{"metadata":{"name":"d","ownerReferences":[]},"spec":{"replicas":3,
+                "template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"image":"a","name":"c"}]}},
+                "jobTemplate":{"spec":{"template":{"spec":{"nodeName":"n"}},"parallelism":2}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            sparse.view,
+            json!({"metadata": {"ownerReferences": []}, "spec": {
+                "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"image": "a"}]}},
+                "jobTemplate": {"spec": {"template": {"spec": {"nodeName": "n"}}}}}})
+        );
+    }
+}
