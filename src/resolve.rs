@@ -2,6 +2,7 @@
 //! else the registry (through the host, after registry mirrors), reading index entries or, for a
 //! single-platform image, its config.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -10,6 +11,7 @@ use crate::image::ImageRef;
 use crate::platform::Platform;
 use crate::registry::Registry;
 use crate::settings::Settings;
+use crate::sparse::Key;
 
 /// What the policy learned about one image of the Pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,27 +96,65 @@ pub enum Manifest {
     Single,
 }
 
+// Strings are borrowed from the host's answer (`Cow`: owned only when they had escapes), and
+// annotations are only checked for one key: an index is read without allocating per entry.
 #[derive(Deserialize)]
-struct RawManifest {
+struct RawManifest<'a> {
     #[serde(rename = "schemaVersion")]
     schema_version: Option<i64>,
-    manifests: Option<Vec<RawEntry>>,
+    #[serde(borrow)]
+    manifests: Option<Vec<RawEntry<'a>>>,
     config: Option<serde::de::IgnoredAny>,
     /// Docker schema 1 manifests name their architecture at the top.
-    architecture: Option<String>,
+    #[serde(borrow)]
+    architecture: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
-struct RawEntry {
-    platform: Option<RawPlatform>,
+struct RawEntry<'a> {
+    #[serde(borrow)]
+    platform: Option<RawPlatform<'a>>,
     #[serde(default)]
-    annotations: BTreeMap<String, serde::de::IgnoredAny>,
+    annotations: NotAnImage,
 }
 
 #[derive(Deserialize)]
-struct RawPlatform {
-    os: Option<String>,
-    architecture: Option<String>,
+struct RawPlatform<'a> {
+    #[serde(borrow)]
+    os: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    architecture: Option<Cow<'a, str>>,
+}
+
+/// Whether an index entry's annotations mark it as no image (`REFERENCE_TYPE_ANNOTATION`).
+#[derive(Default)]
+struct NotAnImage(bool);
+
+impl<'de> Deserialize<'de> for NotAnImage {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Annotations;
+        impl<'de> serde::de::Visitor<'de> for Annotations {
+            type Value = NotAnImage;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a map of annotations")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<NotAnImage, A::Error> {
+                let mut found = false;
+                while let Some(Key(key)) = map.next_key()? {
+                    found |= key == REFERENCE_TYPE_ANNOTATION;
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Ok(NotAnImage(found))
+            }
+            fn visit_unit<E>(self) -> Result<NotAnImage, E> {
+                Ok(NotAnImage(false))
+            }
+        }
+        deserializer.deserialize_any(Annotations)
+    }
 }
 
 /// Annotation BuildKit (and others) put on index entries that are not images: attestations,
@@ -129,7 +169,7 @@ pub fn parse_manifest(raw: &[u8]) -> Result<Manifest, String> {
         let total = entries.len();
         let mut platforms: Vec<Platform> = entries
             .into_iter()
-            .filter(|entry| !entry.annotations.contains_key(REFERENCE_TYPE_ANNOTATION))
+            .filter(|entry| !entry.annotations.0)
             .filter_map(|entry| {
                 let platform = entry.platform?;
                 Platform::runnable(platform.os.as_deref(), platform.architecture.as_deref())
@@ -158,8 +198,9 @@ pub fn parse_manifest(raw: &[u8]) -> Result<Manifest, String> {
 }
 
 #[derive(Deserialize)]
-struct RawManifestAndConfig {
-    config: RawPlatform,
+struct RawManifestAndConfig<'a> {
+    #[serde(borrow)]
+    config: RawPlatform<'a>,
 }
 
 /// Reads the platform of a single-platform image from the host's `oci_manifest_config` answer.

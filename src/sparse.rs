@@ -2,8 +2,8 @@
 //! few fields of a Pod: its images, scheduling fields and some metadata. Those are parsed into a
 //! `serde_json::Value` (the *view*); everything else (env, volumes, probes, managedFields, status,
 //! fields this policy has never heard of...) is skipped while parsing and, when the Pod is mutated,
-//! copied back byte for byte from the request. Building, writing and dropping the whole object was
-//! most of the policy's own work per admission.
+//! copied back from the request as it came (each value's text verbatim). Building, writing and
+//! dropping the whole object was most of the policy's own work per admission.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -21,14 +21,13 @@ pub enum Shape {
     Whole,
     /// An object of which only these fields are parsed; the others are kept as raw JSON.
     Fields(&'static [(&'static str, Shape)]),
-    /// A list the decision only reads (containers): its items are parsed to this shape for the
-    /// view, and the list is written back verbatim.
-    ReadOnlyList(&'static Shape),
+    /// A list whose items have this shape (containers: only their image is parsed).
+    List(&'static Shape),
 }
 
-use Shape::{Fields, ReadOnlyList, Whole};
+use Shape::{Fields, List, Whole};
 
-const CONTAINERS: Shape = ReadOnlyList(&Fields(&[("image", Whole)]));
+const CONTAINERS: Shape = List(&Fields(&[("image", Whole)]));
 
 const METADATA: Shape = Fields(&[
     ("annotations", Whole),
@@ -87,13 +86,15 @@ pub struct Sparse<'a> {
     skeleton: Skeleton<'a>,
 }
 
-/// How to write one value back: from the view, verbatim, or as an object of both.
+/// How to write one value back: from the view, verbatim, or as an object or list of both.
 #[derive(Debug)]
 enum Skeleton<'a> {
     FromView,
     Verbatim(&'a RawValue),
     /// The object's fields in the request's order.
     Object(Vec<(Cow<'a, str>, Skeleton<'a>)>),
+    /// The list's items.
+    List(Vec<Skeleton<'a>>),
 }
 
 /// Reads an admission object to [`OBJECT`] while the request is parsed.
@@ -126,6 +127,23 @@ fn write(skeleton: &Skeleton<'_>, view: &Value, out: &mut Vec<u8>) -> serde_json
             return Ok(());
         }
         (Skeleton::Object(entries), Value::Object(fields)) => (entries, fields),
+        (Skeleton::List(items), Value::Array(views)) => {
+            if items.len() != views.len() {
+                // The view of a list holds its items' shape only: it cannot stand for the items.
+                return Err(serde::ser::Error::custom(
+                    "a list of the object was resized by the decision",
+                ));
+            }
+            out.push(b'[');
+            for (index, (item, view)) in items.iter().zip(views).enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write(item, view, out)?;
+            }
+            out.push(b']');
+            return Ok(());
+        }
         _ => return serde_json::to_writer(out, view),
     };
     // A key given twice counts once, with its last value (as when parsing into a Value).
@@ -180,22 +198,15 @@ impl<'de> DeserializeSeed<'de> for Seed {
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         match self.0 {
             Whole => Ok((Value::deserialize(deserializer)?, Skeleton::FromView)),
-            ReadOnlyList(item) => {
-                let raw = <&RawValue>::deserialize(deserializer)?;
-                let view = Items(item)
-                    .deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
-                    .map_err(de::Error::custom)?;
-                Ok((view, Skeleton::Verbatim(raw)))
-            }
-            Fields(fields) => deserializer.deserialize_any(FieldsVisitor(fields)),
+            shape => deserializer.deserialize_any(Shaped(shape)),
         }
     }
 }
 
-/// An object of which only some fields are parsed; any other JSON value is parsed whole.
-struct FieldsVisitor(&'static [(&'static str, Shape)]);
+/// An object or list read to its shape; a value of any other type is parsed whole.
+struct Shaped(&'static Shape);
 
-impl<'de> Visitor<'de> for FieldsVisitor {
+impl<'de> Visitor<'de> for Shaped {
     type Value = (Value, Skeleton<'de>);
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
@@ -203,10 +214,14 @@ impl<'de> Visitor<'de> for FieldsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let Fields(fields) = self.0 else {
+            let whole = Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
+            return Ok((whole, Skeleton::FromView));
+        };
         let mut view = Map::new();
         let mut entries = Vec::new();
         while let Some(Key(key)) = map.next_key()? {
-            match self.0.iter().find(|(name, _)| *name == key) {
+            match fields.iter().find(|(name, _)| *name == key) {
                 Some((_, shape)) => {
                     let (value, skeleton) = map.next_value_seed(Seed(shape))?;
                     view.insert(key.to_string(), value);
@@ -221,8 +236,21 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         Ok((Value::Object(view), Skeleton::Object(entries)))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        Ok((Items(&Whole).visit_seq(seq)?, Skeleton::FromView))
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let Some(item) = (match self.0 {
+            List(item) => Some(item),
+            _ => None,
+        }) else {
+            let whole = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+            return Ok((whole, Skeleton::FromView));
+        };
+        let mut views = Vec::new();
+        let mut items = Vec::new();
+        while let Some((view, skeleton)) = seq.next_element_seed(Seed(item))? {
+            views.push(view);
+            items.push(skeleton);
+        }
+        Ok((Value::Array(views), Skeleton::List(items)))
     }
 
     fn visit_bool<E>(self, value: bool) -> Result<Self::Value, E> {
@@ -250,63 +278,8 @@ impl<'de> Visitor<'de> for FieldsVisitor {
     }
 }
 
-/// A list whose items are parsed to a shape (view only); any other JSON value is parsed whole.
-struct Items(&'static Shape);
-
-impl<'de> DeserializeSeed<'de> for Items {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Items {
-    type Value = Value;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-        formatter.write_str("any JSON value")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some((item, _)) = seq.next_element_seed(Seed(self.0))? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-        Value::deserialize(de::value::MapAccessDeserializer::new(map))
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
-        Ok(Value::Bool(value))
-    }
-
-    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
-        Ok(Value::from(value))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-}
-
-/// An object key, borrowed from the request unless it had escapes.
-struct Key<'de>(Cow<'de, str>);
+/// An object key, borrowed from the JSON text unless it had escapes.
+pub(crate) struct Key<'de>(pub Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -352,7 +325,7 @@ mod tests {
     }
 
     #[test]
-    fn writes_back_every_byte_it_did_not_change() {
+    fn writes_back_every_value_it_did_not_change_verbatim() {
         let unusual = r#"{"n": 1.50e3, "s": "\u00e9\n", "big": 123456789012345678901234567890}"#;
         let json = format!(
             r#"{{"apiVersion":"v1","x-future":{unusual},"metadata":{{"name":"p","x":{unusual}}},"spec":{{"containers":[{{"image":"a", "x":{unusual}}}],"x":{unusual}}}}}"#
@@ -361,7 +334,7 @@ mod tests {
         assert_eq!(
             written(&sparse, &sparse.view),
             format!(
-                r#"{{"apiVersion":"v1","x-future":{unusual},"metadata":{{"name":"p","x":{unusual}}},"spec":{{"containers":[{{"image":"a", "x":{unusual}}}],"x":{unusual}}}}}"#
+                r#"{{"apiVersion":"v1","x-future":{unusual},"metadata":{{"name":"p","x":{unusual}}},"spec":{{"containers":[{{"image":"a","x":{unusual}}}],"x":{unusual}}}}}"#
             )
         );
     }
