@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::affinity;
+use crate::affinity::{self, Admits};
 use crate::platform::{self, Architectures};
 use crate::pod;
 use crate::policy::{Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
@@ -131,28 +131,26 @@ pub fn evaluate(
 }
 
 /// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
-/// architecture the template admits, those Pods crash-loop: name those architectures.
+/// architecture the template admits, those Pods crash-loop: name those architectures, leaving
+/// out the ones the template's own constraints already exclude.
 fn daemon_set_warning(
     template: &Value,
     common: &Architectures,
     settings: &Settings,
 ) -> Option<String> {
-    if affinity::admits_only(&template["spec"], common) {
-        return None;
-    }
-    let schedulable = settings.schedulable();
-    let failing = if schedulable.is_empty() {
-        format!(
-            "any node whose architecture is not {}",
-            platform::join(common, ", ")
-        )
-    } else {
-        let failing: Architectures = schedulable.difference(common).cloned().collect();
-        if failing.is_empty() {
-            return None;
-        }
-        format!("the {} nodes", platform::join(&failing, ", "))
-    };
+    let failing =
+        match affinity::admitted_outside(&template["spec"], common, &settings.schedulable()) {
+            Admits::Only(failing) if failing.is_empty() => return None,
+            Admits::Only(failing) => format!("the {} nodes", platform::join(&failing, ", ")),
+            Admits::AllBut(fine) => format!(
+                "any node whose architecture is not {}",
+                platform::join(&fine, ", ")
+            ),
+            Admits::All => format!(
+                "any node whose architecture is not {}",
+                platform::join(common, ", ")
+            ),
+        };
     Some(format!(
         "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {failing}. \
          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate",
