@@ -207,7 +207,10 @@ fn decide(
         }
     }
 
-    let common = match common_architectures(&known, &os, subject, settings) {
+    let Common {
+        images: image_common,
+        runnable: common,
+    } = match common_architectures(&known, &os, subject, settings) {
         Ok(common) => common,
         Err(message) => return no_common_architecture(message, warnings, settings),
     };
@@ -216,6 +219,15 @@ fn decide(
     if !selector.is_empty() {
         return match selector.iter().find(|(_, value)| !common.contains(*value)) {
             None => Outcome::Unchanged(warnings),
+            // The images run there: the cluster has no such nodes (schedulableArchitectures).
+            Some((key, value)) if image_common.contains(*value) => Outcome::Rejected(
+                format!(
+                    "{PREFIX}: the {subject}'s nodeSelector {key}={value} asks for {value} nodes, but the cluster has none (setting schedulableArchitectures: {}); of those, its images run on: {}",
+                    platform::join(&settings.schedulable(), ", "),
+                    platform::join(&common, ", ")
+                ),
+                warnings,
+            ),
             Some((key, value)) => Outcome::Rejected(
                 format!(
                     "{PREFIX}: the {subject}'s nodeSelector {key}={value} asks for an architecture that its images do not run on; they all run on: {}",
@@ -234,7 +246,7 @@ fn decide(
             ));
         }
     }
-    match pin(pod, subject, &common, settings) {
+    match pin(pod, subject, &common, &image_common, settings) {
         Err(message) => no_common_architecture(message, warnings, settings),
         Ok(false) => Outcome::Unchanged(warnings),
         Ok(true) => {
@@ -308,14 +320,22 @@ fn no_common_architecture(
     }
 }
 
-/// The architectures on which every known image runs for `os`, within the schedulable ones; the
-/// error is the rejection message naming each image and what it has.
+/// The architectures on which every known image runs.
+struct Common {
+    /// All of them.
+    images: Architectures,
+    /// Those within the schedulable architectures (all of them when those are unknown).
+    runnable: Architectures,
+}
+
+/// The architectures on which every known image runs for `os`, and those within the schedulable
+/// ones; the error is the rejection message naming each image and what it has.
 fn common_architectures(
     known: &[&ImagePlatforms],
     os: &str,
     subject: &str,
     settings: &Settings,
-) -> Result<Architectures, String> {
+) -> Result<Common, String> {
     let per_image: Vec<(&ImagePlatforms, Architectures)> = known
         .iter()
         .map(|image| {
@@ -350,7 +370,10 @@ fn common_architectures(
     }
     let schedulable = settings.schedulable();
     if schedulable.is_empty() {
-        return Ok(common);
+        return Ok(Common {
+            runnable: common.clone(),
+            images: common,
+        });
     }
     let runnable: Architectures = common.intersection(&schedulable).cloned().collect();
     if runnable.is_empty() {
@@ -360,7 +383,10 @@ fn common_architectures(
             platform::join(&schedulable, ", ")
         ));
     }
-    Ok(runnable)
+    Ok(Common {
+        images: common,
+        runnable,
+    })
 }
 
 fn describe_image(image: &ImagePlatforms, architectures: &Architectures, os: &str) -> String {
@@ -385,21 +411,41 @@ fn describe_image(image: &ImagePlatforms, architectures: &Architectures, os: &st
 /// Writes the constraints for `common` into the Pod: required affinity (unless `common` already
 /// covers every schedulable architecture), matchNodeLabels, the preferred architecture and the
 /// tolerations. Returns whether anything changed; the error is a rejection message.
+/// `image_common` is `common` before the cut to the schedulable architectures.
 fn pin(
     pod: &mut Value,
     subject: &str,
     common: &Architectures,
+    image_common: &Architectures,
     settings: &Settings,
 ) -> Result<bool, String> {
     let schedulable = settings.schedulable();
     let covers_all = !schedulable.is_empty() && common.is_superset(&schedulable);
 
-    let plan =
-        pod::required_terms(&pod["spec"]).map(|terms| affinity::plan_required(terms, common));
-    if let Some(conflict) = plan.as_ref().and_then(|plan| plan.conflict.as_ref()) {
+    let terms = pod::required_terms(&pod["spec"]);
+    let plan = terms.map(|terms| affinity::plan_required(terms, common));
+    if let (Some(terms), Some(conflict)) =
+        (terms, plan.as_ref().and_then(|plan| plan.conflict.as_ref()))
+    {
+        // Architectures the images run on that the terms admit: the cluster has no such nodes.
+        let admitted = affinity::required_admits(terms);
+        let stranded: Architectures = image_common
+            .iter()
+            .filter(|arch| admitted.admits(arch))
+            .cloned()
+            .collect();
+        if stranded.is_empty() {
+            return Err(format!(
+                "{PREFIX}: every required node affinity term of the {subject} excludes the architectures its images run on ({}): {conflict}",
+                platform::join(common, ", ")
+            ));
+        }
         return Err(format!(
-            "{PREFIX}: every required node affinity term of the {subject} excludes the architectures its images run on ({}): {conflict}",
-            platform::join(common, ", ")
+            "{PREFIX}: every required node affinity term of the {subject} excludes the architectures its images run on that the cluster has nodes of ({}): {conflict}. \
+             The cluster has no {} nodes (setting schedulableArchitectures: {})",
+            platform::join(common, ", "),
+            platform::join(&stranded, ", "),
+            platform::join(&settings.schedulable(), ", ")
         ));
     }
     let labels: Vec<(String, String)> = settings

@@ -351,6 +351,72 @@ fn node_selector_conflict_is_rejected() {
     );
 }
 
+#[test]
+fn node_selector_on_an_architecture_the_cluster_lacks_blames_the_setting() {
+    // list:1 runs on s390x, but the cluster has no s390x nodes.
+    let object = pod(
+        &["list:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "riscv64"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=s390x asks for s390x nodes, but the cluster has none \
+         (setting schedulableArchitectures: amd64, arm64, riscv64); of those, its images run on: amd64, arm64"
+    );
+    // An architecture the images do not run on is still the images' fault.
+    let object = pod(
+        &["multi:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "s390x"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=s390x asks for an architecture that its images do not run on; they all run on: amd64, arm64"
+    );
+}
+
+#[test]
+fn required_terms_admitting_only_architectures_the_cluster_lacks_blame_the_setting() {
+    let object = pod(
+        &["list:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["ppc64le", "riscv64"]}]}]}}}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "riscv64"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on \
+         that the cluster has nodes of (amd64, arm64): term 0 admits s390x; term 1 admits ppc64le, riscv64. \
+         The cluster has no ppc64le, s390x nodes (setting schedulableArchitectures: amd64, arm64, riscv64)"
+    );
+    // Terms that admit no architecture the images run on are still the images' fault.
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}]}}}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "s390x"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+         term 0 admits s390x"
+    );
+}
+
 // ---- lookup failures ----
 
 const NOT_FOUND: &str = "Host error: error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found)";
