@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::affinity::{self, Admits};
 use crate::platform::{self, Architectures};
 use crate::pod;
-use crate::policy::{Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
+use crate::policy::{capped, Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
 use crate::registry::Registry;
 use crate::settings::{Settings, TemplateMode};
 
@@ -132,28 +132,28 @@ pub fn evaluate(
 
 /// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
 /// architecture the template admits, those Pods crash-loop: name those architectures, leaving
-/// out the ones the template's own constraints already exclude.
+/// out the ones the template's own constraints already exclude. Cut to fit a warning, keeping the
+/// advice.
 fn daemon_set_warning(
     template: &Value,
     common: &Architectures,
     settings: &Settings,
 ) -> Option<String> {
-    let failing =
+    let (lead, failing, tail) =
         match affinity::admitted_outside(&template["spec"], common, &settings.schedulable()) {
             Admits::Only(failing) if failing.is_empty() => return None,
-            Admits::Only(failing) => format!("the {} nodes", platform::join(&failing, ", ")),
-            Admits::AllBut(fine) => format!(
-                "any node whose architecture is not {}",
-                platform::join(&fine, ", ")
-            ),
-            Admits::All => format!(
-                "any node whose architecture is not {}",
-                platform::join(common, ", ")
-            ),
+            Admits::Only(failing) => ("the ", failing, " nodes"),
+            Admits::AllBut(fine) => ("any node whose architecture is not ", fine, ""),
+            Admits::All => ("any node whose architecture is not ", common.clone(), ""),
         };
-    Some(format!(
-        "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {failing}. \
-         Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate",
-        platform::join(common, ", ")
+    Some(capped(
+        &format!(
+            "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {lead}",
+            platform::join(common, ", ")
+        ),
+        &platform::join(&failing, ", "),
+        &format!(
+            "{tail}. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
+        ),
     ))
 }

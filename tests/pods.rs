@@ -523,10 +523,53 @@ fn no_common_architecture_accept_warns() {
     r.assert_accepted_unchanged();
     assert_eq!(
         r.decision.warnings,
+        // 256 characters: the listing is cut in its middle, the setting survives.
         ["image-arch-affinity: no linux node architecture runs every image of this Pod: \
-          \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+          \"ghcr.io/org/arm64-only:1\" run … \" runs on amd64. \
           Use images built for a common architecture (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
     );
+    assert_eq!(r.decision.warnings[0].chars().count(), 256);
+    // Rejected, the message is whole.
+    let rejected = run(
+        &pod(
+            &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+            json!({}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        rejected.rejection(),
+        "image-arch-affinity: no linux node architecture runs every image of this Pod: \
+         \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+         Use images built for a common architecture"
+    );
+}
+
+#[test]
+fn no_common_architecture_accept_warning_fits_256_characters_with_its_setting() {
+    let images: Vec<String> = [(1, "amd64"), (2, "arm64"), (3, "amd64"), (4, "arm64")]
+        .iter()
+        .map(|(i, arch)| {
+            format!(
+                "registry.example.com/platform-team/a-service-with-a-long-name-{i}-{arch}:1.0.0"
+            )
+        })
+        .collect();
+    let images: Vec<&str> = images.iter().map(String::as_str).collect();
+    let r = run(
+        &pod(&images, json!({})),
+        json!({"onNoCommonArchitecture": "accept", "imagePlatforms": [
+            {"image": "*-amd64:*", "architectures": ["amd64"]},
+            {"image": "*-arm64:*", "architectures": ["arm64"]}]}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: no linux node architecture runs every image of this Pod: \
+          \"registry.example.com/platform … \" runs on arm64. Use images built for a common architecture \
+          (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
+    );
+    assert_eq!(r.decision.warnings[0].chars().count(), 256);
 }
 
 // ---- preferred architecture, tolerations, node labels ----

@@ -346,3 +346,24 @@ fn daemonset_warning_leaves_out_the_architectures_its_template_excludes() {
         warning("any node whose architecture is not amd64, s390x")
     );
 }
+
+#[test]
+fn daemonset_warning_with_long_architecture_lists_fits_256_characters() {
+    let values: Vec<String> = (1..=5)
+        .map(|i| format!("label-value-that-is-not-an-architecture-number-{i}"))
+        .collect();
+    let mut admitted = vec!["amd64"];
+    admitted.extend(values.iter().map(String::as_str));
+    let object = daemon_set_with_terms(
+        &["ghcr.io/org/amd64-only:1"],
+        json!([arch_term("In", &admitted)]),
+    );
+    let warnings = daemon_set_warnings(&object, json!({}));
+    assert_eq!(
+        warnings,
+        ["image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on the \
+          label-value-that-is-not-an-architecture-number- … n-architecture-number-5 nodes. \
+          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+    );
+    assert_eq!(warnings[0].chars().count(), 256);
+}
