@@ -36,6 +36,29 @@ impl Admits {
         }
     }
 
+    /// What either of two ORed terms admits.
+    fn or(self, other: Admits) -> Admits {
+        match (self, other) {
+            (Admits::All, _) | (_, Admits::All) => Admits::All,
+            (Admits::Only(a), Admits::Only(b)) => Admits::Only(a.union(&b).cloned().collect()),
+            (Admits::Only(a), Admits::AllBut(b)) | (Admits::AllBut(b), Admits::Only(a)) => {
+                Admits::AllBut(b.difference(&a).cloned().collect())
+            }
+            (Admits::AllBut(a), Admits::AllBut(b)) => {
+                Admits::AllBut(a.intersection(&b).cloned().collect())
+            }
+        }
+    }
+
+    /// Whether `architecture` passes these expressions.
+    pub fn admits(&self, architecture: &str) -> bool {
+        match self {
+            Admits::All => true,
+            Admits::Only(only) => only.contains(architecture),
+            Admits::AllBut(excluded) => !excluded.contains(architecture),
+        }
+    }
+
     /// Whether the term already admits nothing outside `common`.
     fn within(&self, common: &Architectures) -> bool {
         matches!(self, Admits::Only(only) if only.is_subset(common))
@@ -142,24 +165,47 @@ pub fn plan_required(terms: &[Value], common: &Architectures) -> RequiredPlan {
     }
 }
 
-/// Whether a Pod spec's own constraints (an architecture nodeSelector, or its required terms)
-/// already keep it on architectures in `common`.
-pub fn admits_only(spec: &Value, common: &Architectures) -> bool {
+/// What a Pod's required terms admit together: they are ORed. Terms with neither expressions
+/// nor fields are left out; with no other term, the architecture is not constrained (`All`).
+pub fn required_admits(terms: &[Value]) -> Admits {
+    terms
+        .iter()
+        .filter(|term| !is_empty_term(term))
+        .map(term_admits)
+        .reduce(Admits::or)
+        .unwrap_or(Admits::All)
+}
+
+/// What a Pod spec's own constraints admit: its architecture nodeSelector and its required
+/// terms, which a node must both satisfy.
+pub fn spec_admits(spec: &Value) -> Admits {
     let selector = &spec["nodeSelector"];
-    let selected: Vec<&str> = [ARCH_LABEL, BETA_ARCH_LABEL]
+    let selected = [ARCH_LABEL, BETA_ARCH_LABEL]
         .iter()
         .filter_map(|key| selector[*key].as_str())
-        .collect();
-    if !selected.is_empty() {
-        return selected.iter().all(|arch| common.contains(*arch));
-    }
-    let terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-        ["nodeSelectorTerms"]
-        .as_array()
+        .fold(Admits::All, |admits, arch| {
+            admits.and(Admits::Only([arch.to_string()].into()))
+        });
+    let terms = crate::pod::required_terms(spec)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let live: Vec<&Value> = terms.iter().filter(|term| !is_empty_term(term)).collect();
-    !live.is_empty() && live.iter().all(|term| term_admits(term).within(common))
+    selected.and(required_admits(terms))
+}
+
+/// The architectures outside `common` that a Pod spec's own constraints admit, among
+/// `schedulable` when it is known (not empty): where a Pod whose images run only on `common`
+/// could be placed and fail.
+pub fn admitted_outside(
+    spec: &Value,
+    common: &Architectures,
+    schedulable: &Architectures,
+) -> Admits {
+    let outside = spec_admits(spec).and(Admits::AllBut(common.clone()));
+    if schedulable.is_empty() {
+        outside
+    } else {
+        outside.and(Admits::Only(schedulable.clone()))
+    }
 }
 
 /// `key In [values]`, the expression the policy adds.
@@ -280,5 +326,58 @@ mod tests {
                 )
             }
         );
+    }
+
+    #[test]
+    fn what_ored_terms_and_a_spec_admit() {
+        let arch = |operator: &str, values: &[&str]| {
+            term(json!([{"key": "kubernetes.io/arch", "operator": operator, "values": values}]))
+        };
+        let zone = term(json!([{"key": "zone", "operator": "In", "values": ["a"]}]));
+        assert_eq!(required_admits(&[]), Admits::All);
+        assert_eq!(required_admits(&[json!({})]), Admits::All);
+        assert_eq!(
+            required_admits(&[arch("In", &["amd64"]), json!({}), arch("In", &["s390x"])]),
+            Admits::Only(set(&["amd64", "s390x"]))
+        );
+        assert_eq!(
+            required_admits(&[arch("In", &["amd64"]), arch("NotIn", &["amd64", "s390x"])]),
+            Admits::AllBut(set(&["s390x"]))
+        );
+        assert_eq!(
+            required_admits(&[
+                arch("NotIn", &["arm64", "s390x"]),
+                arch("NotIn", &["s390x"])
+            ]),
+            Admits::AllBut(set(&["s390x"]))
+        );
+        assert_eq!(
+            required_admits(&[arch("In", &["amd64"]), zone]),
+            Admits::All
+        );
+        let spec = json!({"nodeSelector": {"kubernetes.io/arch": "arm64"},
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [arch("NotIn", &["s390x"])]}}}});
+        assert_eq!(spec_admits(&spec), Admits::Only(set(&["arm64"])));
+        assert_eq!(
+            admitted_outside(&spec, &set(&["arm64"]), &set(&[])),
+            Admits::Only(set(&[]))
+        );
+        let terms_only = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [arch("NotIn", &["s390x"])]}}}});
+        assert_eq!(
+            admitted_outside(&terms_only, &set(&["amd64"]), &set(&[])),
+            Admits::AllBut(set(&["amd64", "s390x"]))
+        );
+        assert_eq!(
+            admitted_outside(
+                &terms_only,
+                &set(&["amd64"]),
+                &set(&["amd64", "arm64", "s390x"])
+            ),
+            Admits::Only(set(&["arm64"]))
+        );
+        assert!(Admits::AllBut(set(&["s390x"])).admits("amd64"));
+        assert!(!Admits::Only(set(&["s390x"])).admits("amd64"));
     }
 }

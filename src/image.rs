@@ -4,11 +4,14 @@
 //! The grammar follows the one the container runtimes use (distribution/reference): an optional
 //! registry host (it has a `.` or a `:`, or is `localhost`), a repository path, an optional tag and
 //! an optional digest. Short names live on Docker Hub: `busybox` is
-//! `docker.io/library/busybox:latest`.
+//! `docker.io/library/busybox:latest`, and so are `index.docker.io/busybox` and
+//! `registry-1.docker.io/library/busybox`.
 
 use std::fmt;
 
 const DOCKER_HUB: &str = "docker.io";
+/// Other names of Docker Hub's registry: references through them are `docker.io` references.
+pub const DOCKER_HUB_ALIASES: [&str; 2] = ["index.docker.io", "registry-1.docker.io"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageRef {
@@ -40,7 +43,7 @@ impl ImageRef {
             Some((first, rest)) if is_registry_host(first) => (first.to_string(), rest),
             _ => (DOCKER_HUB.to_string(), name),
         };
-        let registry = if registry == "index.docker.io" {
+        let registry = if DOCKER_HUB_ALIASES.contains(&registry.as_str()) {
             DOCKER_HUB.to_string()
         } else {
             registry
@@ -238,6 +241,21 @@ mod tests {
             canonical("index.docker.io/library/busybox:1"),
             "docker.io/library/busybox:1"
         );
+    }
+
+    #[test]
+    fn docker_hub_hosts_are_docker_io() {
+        // Both hosts serve Docker Hub: one canonical name, one lookup, one `registryMirrors` key.
+        for host in ["index.docker.io", "registry-1.docker.io"] {
+            let image = ImageRef::parse(&format!("{host}/library/busybox:1")).unwrap();
+            assert_eq!(image.registry, "docker.io", "{host}");
+            assert_eq!(image.to_string(), "docker.io/library/busybox:1", "{host}");
+            assert_eq!(
+                canonical(&format!("{host}/busybox")),
+                "docker.io/library/busybox:latest",
+                "{host}"
+            );
+        }
     }
 
     #[test]

@@ -207,15 +207,27 @@ fn decide(
         }
     }
 
-    let common = match common_architectures(&known, &os, subject, settings) {
+    let Common {
+        images: image_common,
+        runnable: common,
+    } = match common_architectures(&known, &os, subject, settings) {
         Ok(common) => common,
-        Err(message) => return no_common_architecture(message, warnings, settings),
+        Err(refusal) => return no_common_architecture(refusal, warnings, settings),
     };
 
     *architectures = Some(common.clone());
     if !selector.is_empty() {
         return match selector.iter().find(|(_, value)| !common.contains(*value)) {
             None => Outcome::Unchanged(warnings),
+            // The images run there: the cluster has no such nodes (schedulableArchitectures).
+            Some((key, value)) if image_common.contains(*value) => Outcome::Rejected(
+                format!(
+                    "{PREFIX}: the {subject}'s nodeSelector {key}={value} asks for {value} nodes, but the cluster has none (setting schedulableArchitectures: {}); of those, its images run on: {}",
+                    platform::join(&settings.schedulable(), ", "),
+                    platform::join(&common, ", ")
+                ),
+                warnings,
+            ),
             Some((key, value)) => Outcome::Rejected(
                 format!(
                     "{PREFIX}: the {subject}'s nodeSelector {key}={value} asks for an architecture that its images do not run on; they all run on: {}",
@@ -234,8 +246,8 @@ fn decide(
             ));
         }
     }
-    match pin(pod, subject, &common, settings) {
-        Err(message) => no_common_architecture(message, warnings, settings),
+    match pin(pod, subject, &common, &image_common, settings) {
+        Err(refusal) => no_common_architecture(refusal, warnings, settings),
         Ok(false) => Outcome::Unchanged(warnings),
         Ok(true) => {
             record_architectures(pod, &common);
@@ -278,7 +290,11 @@ fn one_line(text: &str, max: usize) -> String {
         }
         words.push(word);
     }
-    let line = words.join(" ");
+    cut_middle(words.join(" "), max)
+}
+
+/// `line` cut to `max` characters after its first two thirds, keeping the last third.
+fn cut_middle(line: String, max: usize) -> String {
     let length = line.chars().count();
     if length <= max {
         return line;
@@ -290,32 +306,81 @@ fn one_line(text: &str, max: usize) -> String {
     format!("{start} … {end}")
 }
 
+/// A warning of `lead`, `middle` and `tail` that fits `WARNING_LENGTH` characters: `middle` (a
+/// listing) is cut in its middle first; if `lead` alone is too long, what comes before `tail` is
+/// cut too. `tail` (the advice, the setting at play) always survives whole.
+pub(crate) fn capped(lead: &str, middle: &str, tail: &str) -> String {
+    let tail_length = tail.chars().count();
+    let room = WARNING_LENGTH
+        .saturating_sub(lead.chars().count() + tail_length)
+        .max(40);
+    let text = format!("{lead}{}", cut_middle(middle.to_string(), room));
+    cut_middle(text, WARNING_LENGTH.saturating_sub(tail_length)) + tail
+}
+
+/// Why no architecture fits: the rejection message, in three parts so that the warning made of
+/// it (`onNoCommonArchitecture: accept`) is cut in the middle of the listing and keeps the rest.
+struct Refusal {
+    lead: String,
+    listing: String,
+    tail: String,
+}
+
+impl Refusal {
+    fn new(lead: String, listing: String, tail: String) -> Refusal {
+        Refusal {
+            lead,
+            listing,
+            tail,
+        }
+    }
+}
+
 /// No architecture both runs every image and is admitted by the Pod's own constraints: reject,
 /// or accept unchanged with a warning (`onNoCommonArchitecture: accept`).
 fn no_common_architecture(
-    message: String,
+    refusal: Refusal,
     mut warnings: Vec<String>,
     settings: &Settings,
 ) -> Outcome {
+    let Refusal {
+        lead,
+        listing,
+        tail,
+    } = refusal;
     match settings.on_no_common_architecture {
-        OnNoCommonArchitecture::Reject => Outcome::Rejected(message, warnings),
+        OnNoCommonArchitecture::Reject => {
+            Outcome::Rejected(format!("{lead}{listing}{tail}"), warnings)
+        }
         OnNoCommonArchitecture::Accept => {
-            warnings.push(format!(
-                "{message} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
+            warnings.push(capped(
+                &lead,
+                &listing,
+                &format!(
+                    "{tail} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
+                ),
             ));
             Outcome::Unchanged(warnings)
         }
     }
 }
 
-/// The architectures on which every known image runs for `os`, within the schedulable ones; the
-/// error is the rejection message naming each image and what it has.
+/// The architectures on which every known image runs.
+struct Common {
+    /// All of them.
+    images: Architectures,
+    /// Those within the schedulable architectures (all of them when those are unknown).
+    runnable: Architectures,
+}
+
+/// The architectures on which every known image runs for `os`, and those within the schedulable
+/// ones; the error is the rejection message naming each image and what it has.
 fn common_architectures(
     known: &[&ImagePlatforms],
     os: &str,
     subject: &str,
     settings: &Settings,
-) -> Result<Architectures, String> {
+) -> Result<Common, Refusal> {
     let per_image: Vec<(&ImagePlatforms, Architectures)> = known
         .iter()
         .map(|image| {
@@ -344,23 +409,34 @@ fn common_architectures(
             .map(|(image, architectures)| describe_image(image, architectures, os))
             .collect::<Vec<_>>()
             .join("; ");
-        return Err(format!(
-            "{PREFIX}: no {os} node architecture runs every image of this {subject}: {each}. Use images built for a common architecture"
+        return Err(Refusal::new(
+            format!("{PREFIX}: no {os} node architecture runs every image of this {subject}: "),
+            each,
+            ". Use images built for a common architecture".to_string(),
         ));
     }
     let schedulable = settings.schedulable();
     if schedulable.is_empty() {
-        return Ok(common);
+        return Ok(Common {
+            runnable: common.clone(),
+            images: common,
+        });
     }
     let runnable: Architectures = common.intersection(&schedulable).cloned().collect();
     if runnable.is_empty() {
-        return Err(format!(
-            "{PREFIX}: the {subject}'s images all run only on {}, but the cluster's nodes are {} (setting schedulableArchitectures)",
+        return Err(Refusal::new(
+            format!("{PREFIX}: the {subject}'s images all run only on "),
             platform::join(&common, ", "),
-            platform::join(&schedulable, ", ")
+            format!(
+                ", but the cluster's nodes are {} (setting schedulableArchitectures)",
+                platform::join(&schedulable, ", ")
+            ),
         ));
     }
-    Ok(runnable)
+    Ok(Common {
+        images: common,
+        runnable,
+    })
 }
 
 fn describe_image(image: &ImagePlatforms, architectures: &Architectures, os: &str) -> String {
@@ -385,21 +461,50 @@ fn describe_image(image: &ImagePlatforms, architectures: &Architectures, os: &st
 /// Writes the constraints for `common` into the Pod: required affinity (unless `common` already
 /// covers every schedulable architecture), matchNodeLabels, the preferred architecture and the
 /// tolerations. Returns whether anything changed; the error is a rejection message.
+/// `image_common` is `common` before the cut to the schedulable architectures.
 fn pin(
     pod: &mut Value,
     subject: &str,
     common: &Architectures,
+    image_common: &Architectures,
     settings: &Settings,
-) -> Result<bool, String> {
+) -> Result<bool, Refusal> {
     let schedulable = settings.schedulable();
     let covers_all = !schedulable.is_empty() && common.is_superset(&schedulable);
 
-    let plan =
-        pod::required_terms(&pod["spec"]).map(|terms| affinity::plan_required(terms, common));
-    if let Some(conflict) = plan.as_ref().and_then(|plan| plan.conflict.as_ref()) {
-        return Err(format!(
-            "{PREFIX}: every required node affinity term of the {subject} excludes the architectures its images run on ({}): {conflict}",
-            platform::join(common, ", ")
+    let terms = pod::required_terms(&pod["spec"]);
+    let plan = terms.map(|terms| affinity::plan_required(terms, common));
+    if let (Some(terms), Some(conflict)) =
+        (terms, plan.as_ref().and_then(|plan| plan.conflict.as_ref()))
+    {
+        // Architectures the images run on that the terms admit: the cluster has no such nodes.
+        let admitted = affinity::required_admits(terms);
+        let stranded: Architectures = image_common
+            .iter()
+            .filter(|arch| admitted.admits(arch))
+            .cloned()
+            .collect();
+        if stranded.is_empty() {
+            return Err(Refusal::new(
+                format!(
+                    "{PREFIX}: every required node affinity term of the {subject} excludes the architectures its images run on ({}): ",
+                    platform::join(common, ", ")
+                ),
+                conflict.clone(),
+                String::new(),
+            ));
+        }
+        return Err(Refusal::new(
+            format!(
+                "{PREFIX}: every required node affinity term of the {subject} excludes the architectures its images run on that the cluster has nodes of ({}): ",
+                platform::join(common, ", ")
+            ),
+            conflict.clone(),
+            format!(
+                ". The cluster has no {} nodes (setting schedulableArchitectures: {})",
+                platform::join(&stranded, ", "),
+                platform::join(&settings.schedulable(), ", ")
+            ),
         ));
     }
     let labels: Vec<(String, String)> = settings
@@ -505,6 +610,45 @@ fn record_architectures(pod: &mut Value, common: &Architectures) {
         annotations.insert(
             ARCHITECTURES_ANNOTATION.to_string(),
             Value::String(platform::join(common, ",")),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capped_warnings_keep_their_tail_whole() {
+        assert_eq!(capped("lead: ", "a, b", " (tail)"), "lead: a, b (tail)");
+        // Too long: the middle is cut first.
+        let middle = "0123456789".repeat(30);
+        let warning = capped(&"L".repeat(100), &middle, " (tail)");
+        assert_eq!(warning.chars().count(), 256);
+        assert_eq!(
+            warning,
+            format!(
+                "{}{} … {} (tail)",
+                "L".repeat(100),
+                &middle[..98],
+                &middle[300 - 48..]
+            )
+        );
+        // A lead too long for any middle is cut too, keeping 40 characters of the middle.
+        let lead = format!("{}{}", "L".repeat(200), "M".repeat(100));
+        let middle: String = (0..100).map(|i| char::from(b'0' + i % 10)).collect();
+        let warning = capped(&lead, &middle, &" T".repeat(20));
+        assert_eq!(warning.chars().count(), 256);
+        assert_eq!(
+            warning,
+            format!(
+                "{} … {}{} … {}{}",
+                "L".repeat(142),
+                "M".repeat(31),
+                &middle[..25],
+                &middle[100 - 12..],
+                " T".repeat(20)
+            )
         );
     }
 }

@@ -132,6 +132,12 @@ impl Settings {
         for (registry, mirror) in &self.registry_mirrors {
             image::check_host(registry)
                 .map_err(|e| format!("registryMirrors: key {registry:?}: {e}"))?;
+            if image::DOCKER_HUB_ALIASES.contains(&registry.as_str()) {
+                return Err(format!(
+                    "registryMirrors: key {registry:?} is Docker Hub, which image references name docker.io \
+                     (busybox is docker.io/library/busybox): this key would match no image; use \"docker.io\" instead"
+                ));
+            }
             check_mirror(mirror).map_err(|e| format!("registryMirrors[{registry:?}]: {e}"))?;
         }
         for (index, entry) in self.image_platforms.iter().enumerate() {
@@ -459,6 +465,24 @@ mod tests {
                 "settings {json}\n  got: {err}\n want: {expected}..."
             );
         }
+    }
+
+    #[test]
+    fn docker_hub_aliases_are_no_mirror_keys() {
+        for alias in ["index.docker.io", "registry-1.docker.io"] {
+            let json =
+                format!(r#"{{"registryMirrors":{{"{alias}":"harbor.example.com/dockerhub"}}}}"#);
+            assert_eq!(
+                parse(&json),
+                Err(format!(
+                    "registryMirrors: key \"{alias}\" is Docker Hub, which image references name docker.io \
+                     (busybox is docker.io/library/busybox): this key would match no image; use \"docker.io\" instead"
+                ))
+            );
+        }
+        assert!(
+            parse(r#"{"registryMirrors":{"docker.io":"harbor.example.com/dockerhub"}}"#).is_ok()
+        );
     }
 
     #[test]

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use crate::affinity;
+use crate::affinity::{self, Admits};
 use crate::platform::{self, Architectures};
 use crate::pod;
-use crate::policy::{Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
+use crate::policy::{capped, Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
 use crate::registry::Registry;
 use crate::settings::{Settings, TemplateMode};
 
@@ -131,31 +131,29 @@ pub fn evaluate(
 }
 
 /// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
-/// architecture the template admits, those Pods crash-loop: name those architectures.
+/// architecture the template admits, those Pods crash-loop: name those architectures, leaving
+/// out the ones the template's own constraints already exclude. Cut to fit a warning, keeping the
+/// advice.
 fn daemon_set_warning(
     template: &Value,
     common: &Architectures,
     settings: &Settings,
 ) -> Option<String> {
-    if affinity::admits_only(&template["spec"], common) {
-        return None;
-    }
-    let schedulable = settings.schedulable();
-    let failing = if schedulable.is_empty() {
-        format!(
-            "any node whose architecture is not {}",
+    let (lead, failing, tail) =
+        match affinity::admitted_outside(&template["spec"], common, &settings.schedulable()) {
+            Admits::Only(failing) if failing.is_empty() => return None,
+            Admits::Only(failing) => ("the ", failing, " nodes"),
+            Admits::AllBut(fine) => ("any node whose architecture is not ", fine, ""),
+            Admits::All => ("any node whose architecture is not ", common.clone(), ""),
+        };
+    Some(capped(
+        &format!(
+            "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {lead}",
             platform::join(common, ", ")
-        )
-    } else {
-        let failing: Architectures = schedulable.difference(common).cloned().collect();
-        if failing.is_empty() {
-            return None;
-        }
-        format!("the {} nodes", platform::join(&failing, ", "))
-    };
-    Some(format!(
-        "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {failing}. \
-         Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate",
-        platform::join(common, ", ")
+        ),
+        &platform::join(&failing, ", "),
+        &format!(
+            "{tail}. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
+        ),
     ))
 }

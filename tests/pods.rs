@@ -351,6 +351,72 @@ fn node_selector_conflict_is_rejected() {
     );
 }
 
+#[test]
+fn node_selector_on_an_architecture_the_cluster_lacks_blames_the_setting() {
+    // list:1 runs on s390x, but the cluster has no s390x nodes.
+    let object = pod(
+        &["list:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "riscv64"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=s390x asks for s390x nodes, but the cluster has none \
+         (setting schedulableArchitectures: amd64, arm64, riscv64); of those, its images run on: amd64, arm64"
+    );
+    // An architecture the images do not run on is still the images' fault.
+    let object = pod(
+        &["multi:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "s390x"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=s390x asks for an architecture that its images do not run on; they all run on: amd64, arm64"
+    );
+}
+
+#[test]
+fn required_terms_admitting_only_architectures_the_cluster_lacks_blame_the_setting() {
+    let object = pod(
+        &["list:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["ppc64le", "riscv64"]}]}]}}}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "riscv64"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on \
+         that the cluster has nodes of (amd64, arm64): term 0 admits s390x; term 1 admits ppc64le, riscv64. \
+         The cluster has no ppc64le, s390x nodes (setting schedulableArchitectures: amd64, arm64, riscv64)"
+    );
+    // Terms that admit no architecture the images run on are still the images' fault.
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}]}}}}),
+    );
+    let r = run(
+        &object,
+        json!({"schedulableArchitectures": ["amd64", "arm64", "s390x"]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+         term 0 admits s390x"
+    );
+}
+
 // ---- lookup failures ----
 
 const NOT_FOUND: &str = "Host error: error invoking host capability oci.oci_manifest: ghcr.io/org/gone:1: manifest unknown (404 Not Found)";
@@ -457,10 +523,53 @@ fn no_common_architecture_accept_warns() {
     r.assert_accepted_unchanged();
     assert_eq!(
         r.decision.warnings,
+        // 256 characters: the listing is cut in its middle, the setting survives.
         ["image-arch-affinity: no linux node architecture runs every image of this Pod: \
-          \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+          \"ghcr.io/org/arm64-only:1\" run … \" runs on amd64. \
           Use images built for a common architecture (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
     );
+    assert_eq!(r.decision.warnings[0].chars().count(), 256);
+    // Rejected, the message is whole.
+    let rejected = run(
+        &pod(
+            &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+            json!({}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        rejected.rejection(),
+        "image-arch-affinity: no linux node architecture runs every image of this Pod: \
+         \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+         Use images built for a common architecture"
+    );
+}
+
+#[test]
+fn no_common_architecture_accept_warning_fits_256_characters_with_its_setting() {
+    let images: Vec<String> = [(1, "amd64"), (2, "arm64"), (3, "amd64"), (4, "arm64")]
+        .iter()
+        .map(|(i, arch)| {
+            format!(
+                "registry.example.com/platform-team/a-service-with-a-long-name-{i}-{arch}:1.0.0"
+            )
+        })
+        .collect();
+    let images: Vec<&str> = images.iter().map(String::as_str).collect();
+    let r = run(
+        &pod(&images, json!({})),
+        json!({"onNoCommonArchitecture": "accept", "imagePlatforms": [
+            {"image": "*-amd64:*", "architectures": ["amd64"]},
+            {"image": "*-arm64:*", "architectures": ["arm64"]}]}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: no linux node architecture runs every image of this Pod: \
+          \"registry.example.com/platform … \" runs on arm64. Use images built for a common architecture \
+          (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
+    );
+    assert_eq!(r.decision.warnings[0].chars().count(), 256);
 }
 
 // ---- preferred architecture, tolerations, node labels ----

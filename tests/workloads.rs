@@ -270,3 +270,100 @@ fn daemonset_mutate_setting_pins_only_daemonsets() {
     again.assert_accepted_unchanged();
     assert!(again.decision.warnings.is_empty());
 }
+
+/// A DaemonSet of `images` whose template has these required node affinity terms.
+fn daemon_set_with_terms(images: &[&str], terms: Value) -> Value {
+    let mut object = workload("DaemonSet", images);
+    object["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}});
+    object
+}
+
+fn daemon_set_warnings(object: &Value, settings_json: Value) -> Vec<String> {
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "DaemonSet",
+        "CREATE",
+        object,
+        &settings(settings_json),
+    );
+    r.assert_accepted_unchanged();
+    r.decision.warnings
+}
+
+fn arch_term(operator: &str, values: &[&str]) -> Value {
+    json!({"matchExpressions": [{"key": "kubernetes.io/arch", "operator": operator, "values": values}]})
+}
+
+#[test]
+fn daemonset_warning_leaves_out_the_architectures_its_template_excludes() {
+    let amd64_only = ["ghcr.io/org/amd64-only:1"];
+    let warning = |failing: &str| {
+        vec![format!(
+            "image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on {failing}. \
+             Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
+        )]
+    };
+    let known = json!({"schedulableArchitectures": ["amd64", "arm64", "s390x"]});
+    // NotIn: the excluded s390x nodes get no Pod, so only arm64 fails.
+    let not_in = daemon_set_with_terms(&amd64_only, json!([arch_term("NotIn", &["s390x"])]));
+    assert_eq!(
+        daemon_set_warnings(&not_in, known.clone()),
+        warning("the arm64 nodes")
+    );
+    // An In that partly overlaps the images' architectures.
+    let partial = daemon_set_with_terms(&amd64_only, json!([arch_term("In", &["amd64", "arm64"])]));
+    assert_eq!(
+        daemon_set_warnings(&partial, known.clone()),
+        warning("the arm64 nodes")
+    );
+    // ORed terms admit the union of what each admits.
+    let ored = daemon_set_with_terms(
+        &amd64_only,
+        json!([arch_term("In", &["amd64"]), arch_term("In", &["s390x"])]),
+    );
+    assert_eq!(
+        daemon_set_warnings(&ored, known.clone()),
+        warning("the s390x nodes")
+    );
+    // Every other schedulable architecture excluded: nothing fails, no warning.
+    let excluded = daemon_set_with_terms(
+        &amd64_only,
+        json!([arch_term("NotIn", &["arm64", "s390x"])]),
+    );
+    assert_eq!(
+        daemon_set_warnings(&excluded, known.clone()),
+        Vec::<String>::new()
+    );
+    // Schedulable architectures unknown: an In names exactly the failing ones, a NotIn is left
+    // out of the nodes it fails on.
+    assert_eq!(
+        daemon_set_warnings(&partial, json!({})),
+        warning("the arm64 nodes")
+    );
+    assert_eq!(
+        daemon_set_warnings(&not_in, json!({})),
+        warning("any node whose architecture is not amd64, s390x")
+    );
+}
+
+#[test]
+fn daemonset_warning_with_long_architecture_lists_fits_256_characters() {
+    let values: Vec<String> = (1..=5)
+        .map(|i| format!("label-value-that-is-not-an-architecture-number-{i}"))
+        .collect();
+    let mut admitted = vec!["amd64"];
+    admitted.extend(values.iter().map(String::as_str));
+    let object = daemon_set_with_terms(
+        &["ghcr.io/org/amd64-only:1"],
+        json!([arch_term("In", &admitted)]),
+    );
+    let warnings = daemon_set_warnings(&object, json!({}));
+    assert_eq!(
+        warnings,
+        ["image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on the \
+          label-value-that-is-not-an-architecture-number- … n-architecture-number-5 nodes. \
+          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+    );
+    assert_eq!(warnings[0].chars().count(), 256);
+}
