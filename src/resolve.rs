@@ -2,7 +2,6 @@
 //! else the registry (through the host, after registry mirrors), reading index entries or, for a
 //! single-platform image, its config.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -11,7 +10,7 @@ use crate::image::ImageRef;
 use crate::platform::Platform;
 use crate::registry::Registry;
 use crate::settings::Settings;
-use crate::sparse::Key;
+use crate::sparse::Text;
 
 /// What the policy learned about one image of the Pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +95,7 @@ pub enum Manifest {
     Single,
 }
 
-// Strings are borrowed from the host's answer (`Cow`: owned only when they had escapes), and
+// Strings are borrowed from the host's answer (`Text`: owned only when they had escapes), and
 // annotations are only checked for one key: an index is read without allocating per entry.
 #[derive(Deserialize)]
 struct RawManifest<'a> {
@@ -107,7 +106,7 @@ struct RawManifest<'a> {
     config: Option<serde::de::IgnoredAny>,
     /// Docker schema 1 manifests name their architecture at the top.
     #[serde(borrow)]
-    architecture: Option<Cow<'a, str>>,
+    architecture: Option<Text<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -121,9 +120,9 @@ struct RawEntry<'a> {
 #[derive(Deserialize)]
 struct RawPlatform<'a> {
     #[serde(borrow)]
-    os: Option<Cow<'a, str>>,
+    os: Option<Text<'a>>,
     #[serde(borrow)]
-    architecture: Option<Cow<'a, str>>,
+    architecture: Option<Text<'a>>,
 }
 
 /// Whether an index entry's annotations mark it as no image (`REFERENCE_TYPE_ANNOTATION`).
@@ -143,7 +142,7 @@ impl<'de> Deserialize<'de> for NotAnImage {
                 mut map: A,
             ) -> Result<NotAnImage, A::Error> {
                 let mut found = false;
-                while let Some(Key(key)) = map.next_key()? {
+                while let Some(Text(key)) = map.next_key()? {
                     found |= key == REFERENCE_TYPE_ANNOTATION;
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }

@@ -6,7 +6,6 @@
 //! dropping the whole object was most of the policy's own work per admission.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -146,24 +145,17 @@ fn write(skeleton: &Skeleton<'_>, view: &Value, out: &mut Vec<u8>) -> serde_json
         }
         _ => return serde_json::to_writer(out, view),
     };
-    // A key given twice counts once, with its last value (as when parsing into a Value).
-    let mut seen = BTreeSet::new();
-    let last: Vec<bool> = entries
-        .iter()
-        .rev()
-        .map(|(key, _)| seen.insert(key.as_ref()))
-        .collect();
+    // A key given twice is written twice, as it came: whoever parses the object keeps the last,
+    // as the decision's view did.
     out.push(b'{');
     let mut first = true;
-    let mut separator = |out: &mut Vec<u8>| {
+    let mut key_of = |out: &mut Vec<u8>, key: &str| {
         if !std::mem::take(&mut first) {
             out.push(b',');
         }
+        write_key(key, out);
     };
-    for ((key, part), last) in entries.iter().zip(last.iter().rev()) {
-        if !last {
-            continue;
-        }
+    for (key, part) in entries {
         let value = match part {
             Skeleton::Verbatim(_) => &Value::Null,
             _ => match fields.get(key.as_ref()) {
@@ -171,22 +163,30 @@ fn write(skeleton: &Skeleton<'_>, view: &Value, out: &mut Vec<u8>) -> serde_json
                 None => continue, // not in the view any more
             },
         };
-        separator(out);
-        serde_json::to_writer(&mut *out, key.as_ref())?;
-        out.push(b':');
+        key_of(out, key);
         write(part, value, out)?;
     }
     // Fields the decision created.
     for (key, value) in fields {
-        if !seen.contains(key.as_str()) {
-            separator(out);
-            serde_json::to_writer(&mut *out, key)?;
-            out.push(b':');
+        if !entries.iter().any(|(existing, _)| existing == key) {
+            key_of(out, key);
             serde_json::to_writer(&mut *out, value)?;
         }
     }
     out.push(b'}');
     Ok(())
+}
+
+/// `"key":`, escaped only if it needs to be.
+fn write_key(key: &str, out: &mut Vec<u8>) {
+    if key.contains(['"', '\\']) || key.contains(char::is_control) {
+        let _ = serde_json::to_writer(&mut *out, key);
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'"');
+    }
+    out.push(b':');
 }
 
 /// Parses one value to a shape: its view and its skeleton.
@@ -220,7 +220,7 @@ impl<'de> Visitor<'de> for Shaped {
         };
         let mut view = Map::new();
         let mut entries = Vec::new();
-        while let Some(Key(key)) = map.next_key()? {
+        while let Some(Text(key)) = map.next_key()? {
             match fields.iter().find(|(name, _)| *name == key) {
                 Some((_, shape)) => {
                     let (value, skeleton) = map.next_value_seed(Seed(shape))?;
@@ -278,25 +278,32 @@ impl<'de> Visitor<'de> for Shaped {
     }
 }
 
-/// An object key, borrowed from the JSON text unless it had escapes.
-pub(crate) struct Key<'de>(pub Cow<'de, str>);
+/// A JSON string (an object key, a value), borrowed from the JSON text unless it had escapes.
+pub(crate) struct Text<'de>(pub Cow<'de, str>);
 
-impl<'de> Deserialize<'de> for Key<'de> {
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
+        struct TextVisitor;
+        impl<'de> Visitor<'de> for TextVisitor {
+            type Value = Text<'de>;
             fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
-                formatter.write_str("an object key")
+                formatter.write_str("a string")
             }
-            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(key)))
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(text)))
             }
-            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key.to_string())))
+            fn visit_str<E>(self, text: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(text.to_string())))
             }
         }
-        deserializer.deserialize_str(KeyVisitor)
+        deserializer.deserialize_str(TextVisitor)
     }
 }
 
@@ -355,7 +362,7 @@ mod tests {
     }
 
     #[test]
-    fn a_repeated_key_counts_once_with_its_last_value() {
+    fn a_repeated_key_is_read_with_its_last_value() {
         let json = r#"{"spec":{"x":1},"a":1,"spec":{"containers":[{"image":"b"}],"y":2},"a":2}"#;
         let sparse = Sparse::read(json).unwrap();
         assert_eq!(
@@ -363,9 +370,11 @@ mod tests {
             json!({"spec": {"containers": [{"image": "b"}]}})
         );
         let written = written(&sparse, &sparse.view);
+        // Written as it came (what the first `spec` lacks of the view is added to it); parsed, the
+        // last of each key wins again.
         assert_eq!(
             written,
-            r#"{"spec":{"containers":[{"image":"b"}],"y":2},"a":2}"#
+            r#"{"spec":{"x":1,"containers":[{"image":"b"}]},"a":1,"spec":{"containers":[{"image":"b"}],"y":2},"a":2}"#
         );
         assert_eq!(
             serde_json::from_str::<Value>(&written).unwrap(),
