@@ -1,14 +1,13 @@
 //! The native decision core alone, stage by stage, to show where an evaluation's time goes:
-//! reading the request JSON, deciding (manifest parsing, intersection, patch building), writing
-//! the response. `make bench` runs it after the wasm benchmark.
+//! reading the request JSON (the Pod sparsely), deciding (manifest parsing, intersection, edits),
+//! writing the mutated Pod back. `make bench` runs it after the wasm benchmark.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use image_arch_affinity::policy::{self, Request};
 use image_arch_affinity::registry::Registry;
-use image_arch_affinity::settings::Settings;
-use kubewarden_policy_sdk::request::ValidationRequest;
+use image_arch_affinity::Payload;
 use serde_json::{json, Value};
 
 struct Memory {
@@ -34,6 +33,24 @@ fn payload(containers: usize, unique: usize) -> Vec<u8> {
         "userInfo": {"username": "bench", "groups": ["system:authenticated"]},
         "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
                    "spec": {"containers": containers}}}}))
+    .unwrap()
+}
+
+/// test_data/pod-realistic.json (a Pod as a ReplicaSet creates it) with images 0, 1, 2.
+fn realistic_payload() -> Vec<u8> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/test_data/pod-realistic.json");
+    let mut text = std::fs::read_to_string(path).unwrap();
+    for i in 0..3 {
+        text = text.replace(
+            &format!("IMAGE{i}"),
+            &format!("bench.example.com/team/app{i}:1.0"),
+        );
+    }
+    let pod: Value = serde_json::from_str(&text).unwrap();
+    serde_json::to_vec(&json!({"settings": {}, "request": {"uid": "bench",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"}, "operation": "CREATE",
+        "userInfo": {"username": "system:serviceaccount:kube-system:replicaset-controller"},
+        "object": pod}}))
     .unwrap()
 }
 
@@ -64,43 +81,54 @@ fn main() {
     let index = serde_json::to_vec(&json!({"schemaVersion": 2, "manifests": [entry("amd64"), entry("arm64"), entry("s390x"),
         {"platform": {"architecture": "unknown", "os": "unknown"}, "annotations": {"vnd.docker.reference.type": "attestation-manifest"}}]}))
     .unwrap();
-    println!("| case (native) | read request | decide | write response | whole validate |");
+    println!("| case (native) | read request | decide | write object | whole validate |");
     println!("|---|---|---|---|---|");
-    for (containers, unique) in [(1, 1), (3, 3), (10, 10), (100, 1), (100, 10)] {
-        let payload = payload(containers, unique);
+    let realistic = realistic_payload();
+    let cases = [
+        ("1 container, 1 image", payload(1, 1)),
+        ("3 containers, 3 images", payload(3, 3)),
+        ("10 containers, 10 images", payload(10, 10)),
+        ("100 containers, 1 image", payload(100, 1)),
+        ("100 containers, 10 images", payload(100, 10)),
+        ("realistic Pod (7 KB), 3 images", realistic),
+    ];
+    for (name, payload) in cases {
         let mut registry = Memory {
             index: index.clone(),
         };
+        // Reading: the request parsed, the Pod read sparsely (src/sparse.rs).
         let read = time(iterations, || {
-            ValidationRequest::<Settings>::new(&payload).unwrap()
+            serde_json::from_slice::<Payload>(&payload).unwrap()
         });
-        let parsed = ValidationRequest::<Settings>::new(&payload).unwrap();
+        let parsed: Payload = serde_json::from_slice(&payload).unwrap();
+        let request = &parsed.request;
+        let pod = request.object.as_ref().unwrap();
+        // Deciding on the view: lookups (from memory), manifest parsing, intersection, edits.
         let decide_once = |registry: &mut Memory| {
-            let admission = parsed.request.clone();
             policy::evaluate(
                 Request {
-                    kind: &admission.kind.kind,
-                    operation: &admission.operation,
-                    sub_resource: &admission.sub_resource,
-                    object: admission.object,
-                    old_object: &admission.old_object,
+                    kind: &request.kind.kind,
+                    operation: &request.operation,
+                    sub_resource: &request.sub_resource,
+                    object: pod.view.clone(),
+                    old_object: &Value::Null,
                 },
                 &parsed.settings,
                 registry,
             )
         };
         let decide = time(iterations, || decide_once(&mut registry));
-        let decision = decide_once(&mut registry);
-        let mutated = match &decision.verdict {
-            policy::Verdict::Mutate(object) => object.clone(),
+        let mutated = match decide_once(&mut registry).verdict {
+            policy::Verdict::Mutate(view) => view,
             _ => Value::Null,
         };
-        let write = time(iterations, || serde_json::to_vec(&mutated).unwrap());
+        // Writing the mutated Pod back: the view's edits spliced into the request's text.
+        let write = time(iterations, || pod.write(&mutated).unwrap());
         let whole = time(iterations, || {
             image_arch_affinity::validate_payload(&payload, &mut registry)
         });
         println!(
-            "| {containers} containers, {unique} images | {:.1} µs | {:.1} µs | {:.1} µs | {:.1} µs |",
+            "| {name} | {:.1} µs | {:.1} µs | {:.1} µs | {:.1} µs |",
             read.as_secs_f64() * 1e6,
             decide.as_secs_f64() * 1e6,
             write.as_secs_f64() * 1e6,

@@ -48,11 +48,11 @@ pub fn validate_settings_payload(payload: &[u8]) -> Vec<u8> {
 /// ...) is skipped without being built, strings are borrowed from the payload when they can be,
 /// and of the objects only what the decision needs is built (`sparse`).
 #[derive(Deserialize)]
-struct Payload<'a> {
+pub struct Payload<'a> {
     #[serde(default)]
-    settings: Settings,
+    pub settings: Settings,
     #[serde(borrow)]
-    request: RawRequest<'a>,
+    pub request: RawRequest<'a>,
 }
 
 /// An admission request, its objects read sparsely (`sparse`).
