@@ -4,6 +4,10 @@
 //! fields this policy has never heard of...) is skipped while parsing and, when the Pod is mutated,
 //! copied back from the request as it came (each value's text verbatim). Building, writing and
 //! dropping the whole object was most of the policy's own work per admission.
+//!
+//! The fields held in the view are written back by serde_json: the same values, though not
+//! necessarily the same text (escapes, number forms). Every test run through `tests/common`
+//! checks that this path decides and mutates exactly as the whole object would.
 
 use std::borrow::Cow;
 use std::fmt;
