@@ -240,9 +240,11 @@ fn decide(
 
     if let Some(value) = pod::annotation(pod, PREFERRED_ANNOTATION) {
         if !platform::KNOWN_ARCHITECTURES.contains(&value) {
-            warnings.push(format!(
-                "{PREFIX}: annotation {PREFERRED_ANNOTATION}: {value:?} is not an architecture, ignored; use one of: {}",
-                platform::KNOWN_ARCHITECTURES.join(", ")
+            // The user's value is what gets cut when the warning would exceed 256 characters.
+            warnings.push(capped(
+                &format!("{PREFIX}: annotation {PREFERRED_ANNOTATION}: "),
+                &format!("{value:?}"),
+                " is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64",
             ));
         }
     }

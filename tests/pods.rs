@@ -634,10 +634,19 @@ fn existing_preferred_arch_term_is_kept_and_bad_annotation_warns() {
         {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution",
          "value": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]}}
     ]));
-    assert_eq!(r.decision.warnings.len(), 1);
-    assert!(r.decision.warnings[0].starts_with(
-        "image-arch-affinity: annotation image-arch-affinity.kubewarden.io/preferred-architecture: \"aarch64\" is not an architecture, ignored"
-    ));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: annotation image-arch-affinity.kubewarden.io/preferred-architecture: \"aarch64\" is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64"]
+    );
+    // A long value is cut in its middle; the warning keeps its advice and fits 256 characters.
+    object["metadata"]["annotations"] = json!({"image-arch-affinity.kubewarden.io/preferred-architecture":
+        format!("arm64-{}-please", "x".repeat(200))});
+    let r = run(&object, json!({"preferredArchitecture": "arm64"}));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: annotation image-arch-affinity.kubewarden.io/preferred-architecture: \"arm64-xxxxxxxxxxxxxxxxxxxxxxxxx … xxxxxxxx-please\" is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64"]
+    );
+    assert_eq!(r.decision.warnings[0].chars().count(), 256);
 }
 
 #[test]
