@@ -38,12 +38,10 @@ const METADATA: Shape = Fields(&[
     ("ownerReferences", Whole),
 ]);
 
-/// What the decision reads and edits in a Pod or a Pod template (see `pod`, `affinity`,
-/// `tolerations`, `policy::pin`).
-const POD: Shape = Fields(&[
-    ("metadata", METADATA),
-    (
-        "spec",
+/// What the decision reads and edits in a Pod's (or a Pod template's) spec (see `pod`,
+/// `affinity`, `tolerations`, `policy::pin`), plus `$extra` fields.
+macro_rules! pod_spec {
+    ($($extra:expr),*) => {
         Fields(&[
             ("nodeName", Whole),
             ("nodeSelector", Whole),
@@ -53,32 +51,28 @@ const POD: Shape = Fields(&[
             ("containers", CONTAINERS),
             ("initContainers", CONTAINERS),
             ("ephemeralContainers", CONTAINERS),
-        ]),
-    ),
-]);
+            $($extra),*
+        ])
+    };
+}
 
-/// What the decision reads and edits in any admission object: a Pod (above), or a workload (its
-/// owners and its Pod template, see `workload::template_path`). One shape for every kind, so the
-/// object is read while the request is parsed, whatever the order of its fields.
+/// A Pod template.
+const POD: Shape = Fields(&[("metadata", METADATA), ("spec", pod_spec!())]);
+
+/// What the decision reads and edits in any admission object: a Pod, or a workload (its owners
+/// and its Pod template, see `workload::template_path`). One shape for every kind, so the object
+/// is read while the request is parsed, whatever the order of its fields.
 pub const OBJECT: Shape = Fields(&[
     ("metadata", METADATA),
     (
         "spec",
-        Fields(&[
-            ("nodeName", Whole),
-            ("nodeSelector", Whole),
-            ("affinity", Whole),
-            ("tolerations", Whole),
-            ("os", Whole),
-            ("containers", CONTAINERS),
-            ("initContainers", CONTAINERS),
-            ("ephemeralContainers", CONTAINERS),
+        pod_spec!(
             ("template", POD),
             (
                 "jobTemplate",
-                Fields(&[("spec", Fields(&[("template", POD)]))]),
-            ),
-        ]),
+                Fields(&[("spec", Fields(&[("template", POD)]))])
+            )
+        ),
     ),
 ]);
 
