@@ -80,7 +80,7 @@ pub struct Kind<'a> {
 }
 
 /// Decides on a request: reads its objects sparsely (`sparse`), decides on that view, and writes
-/// a mutated object back whole, with every byte the decision did not change as it came.
+/// a mutated object back whole, with every value the decision did not read as it came.
 pub fn decide(
     mut request: RawRequest<'_>,
     settings: &Settings,
