@@ -22,6 +22,7 @@
 pub mod faults;
 pub mod fixtures;
 pub mod host;
+pub mod local_registry;
 pub mod source;
 
 pub use faults::{FaultRegistry, FaultRequest};

@@ -12,14 +12,14 @@
 //!   messages and the timings.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use test_host::faults::huge_index;
+use test_host::local_registry::{self, LocalRegistry};
 use test_host::{
     fixtures, Evaluation, FaultRegistry, Host, InMemorySource, ManifestFidelity, Operation,
     RegistrySource, Sources,
@@ -57,88 +57,20 @@ fn policy_wasm() -> Option<Vec<u8>> {
     }
 }
 
-/// Debian's docker-registry on a free 127.0.0.1 port, storage in a temp dir; killed on drop.
-struct Registry {
-    child: Child,
-    dir: PathBuf,
-    addr: String,
+/// A registry started with `LocalRegistry` and seeded with the fixtures.
+fn seeded_registry() -> LocalRegistry {
+    let registry = LocalRegistry::start().expect("docker-registry starts");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(fixtures::push_all(&registry.addr))
+        .expect("seed the fixtures");
+    registry
 }
 
-impl Registry {
-    fn start() -> Registry {
-        let bin = std::env::var("DOCKER_REGISTRY_BIN")
-            .unwrap_or_else(|_| "/usr/bin/docker-registry".to_string());
-        assert!(
-            std::path::Path::new(&bin).exists(),
-            "{bin} not found: apt-get install docker-registry (or set DOCKER_REGISTRY_BIN)"
-        );
-        let dir = std::env::temp_dir().join(format!(
-            "test-host-faults-{}-{:?}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(dir.join("storage")).unwrap();
-        let mut last_log = String::new();
-        for _attempt in 0..5 {
-            let addr = free_addr();
-            let config = format!(
-                "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n  secret: e2e-not-a-secret\n",
-                dir.join("storage").display()
-            );
-            std::fs::write(dir.join("config.yml"), config).unwrap();
-            let log = std::fs::File::create(dir.join("registry.log")).unwrap();
-            let mut child = Command::new(&bin)
-                .arg("serve")
-                .arg(dir.join("config.yml"))
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .expect("spawn docker-registry");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                if matches!(http(&addr, "GET", "/v2/", &[], b""), Ok((200, _, _))) {
-                    let registry = Registry { child, dir, addr };
-                    let rt = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .unwrap();
-                    rt.block_on(fixtures::push_all(&registry.addr))
-                        .expect("seed the fixtures");
-                    return registry;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            last_log = std::fs::read_to_string(dir.join("registry.log")).unwrap_or_default();
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-        panic!("docker-registry did not start: {last_log}");
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// A 127.0.0.1 address nothing listens on (bound, then released).
 fn free_addr() -> String {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string()
+    local_registry::free_addr().unwrap()
 }
 
 /// A plain HTTP/1.0 request: (status, head, body).
@@ -278,7 +210,7 @@ fn fault(what: &'static str, image: String, cause: &str) -> Fault {
 fn lookup_faults_under_each_on_lookup_failure() {
     let _serial = serial();
     let Some(wasm) = policy_wasm() else { return };
-    let registry = Registry::start();
+    let registry = seeded_registry();
     let reg = registry.addr.clone();
     let faults = FaultRegistry::start(Some(&reg)).unwrap();
     let fr = faults.addr();
@@ -620,7 +552,7 @@ fn huge_index_of_10000_entries() {
 fn slow_registry_against_the_eval_time_limit() {
     let _serial = serial();
     let Some(wasm) = policy_wasm() else { return };
-    let registry = Registry::start();
+    let registry = seeded_registry();
     let reg = registry.addr.clone();
     let faults = FaultRegistry::start(Some(&reg)).unwrap();
     let fr = faults.addr();
@@ -807,7 +739,7 @@ fn slow_registry_against_the_eval_time_limit() {
 fn thousand_containers_of_fifty_images() {
     let _serial = serial();
     let Some(wasm) = policy_wasm() else { return };
-    let registry = Registry::start();
+    let registry = seeded_registry();
     let reg = registry.addr.clone();
 
     // 50 distinct images in the real registry: 25 tags of the OCI index (amd64, arm64 and two

@@ -8,101 +8,13 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use test_host::fixtures::{self, DOCKER_LIST, DOCKER_MANIFEST, OCI_INDEX, OCI_MANIFEST};
 use test_host::host::make_callback;
+use test_host::local_registry::LocalRegistry;
 use test_host::{HostCalls, ManifestSource, Operation, RegistrySource, Sources};
-
-struct Registry {
-    child: Child,
-    dir: PathBuf,
-    addr: String,
-}
-
-impl Registry {
-    fn start() -> Registry {
-        let bin = std::env::var("DOCKER_REGISTRY_BIN")
-            .unwrap_or_else(|_| "/usr/bin/docker-registry".to_string());
-        assert!(
-            std::path::Path::new(&bin).exists(),
-            "{bin} not found: apt-get install docker-registry (or set DOCKER_REGISTRY_BIN)"
-        );
-        let dir = std::env::temp_dir().join(format!(
-            "test-host-registry-{}-{}",
-            std::process::id(),
-            Instant::now().elapsed().as_nanos()
-        ));
-        std::fs::create_dir_all(dir.join("storage")).unwrap();
-        for _attempt in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let addr = format!("127.0.0.1:{port}");
-            let config = format!(
-                "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n  secret: e2e-not-a-secret\n",
-                dir.join("storage").display()
-            );
-            std::fs::write(dir.join("config.yml"), config).unwrap();
-            let log = std::fs::File::create(dir.join("registry.log")).unwrap();
-            let child = Command::new(&bin)
-                .arg("serve")
-                .arg(dir.join("config.yml"))
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .expect("spawn docker-registry");
-            let mut registry = Registry {
-                child,
-                dir: dir.clone(),
-                addr,
-            };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = registry.child.try_wait() {
-                    break;
-                }
-                if http_status(&registry.addr, "/v2/") == Some(200) {
-                    return registry;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = registry.child.kill();
-            let _ = registry.child.wait();
-            std::mem::forget(registry); // keep dir for the next attempt
-        }
-        panic!(
-            "docker-registry did not start: {}",
-            std::fs::read_to_string(dir.join("registry.log")).unwrap_or_default()
-        );
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Status code of a plain HTTP GET (no client library needed).
-fn http_status(addr: &str, path: &str) -> Option<u16> {
-    let mut s = TcpStream::connect_timeout(&addr.parse().ok()?, Duration::from_millis(200)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf);
-    text.split_whitespace().nth(1)?.parse().ok()
-}
 
 /// Raw GET with an Accept header: (status, content-type, body).
 fn http_get(addr: &str, path: &str, accept: &str) -> (u16, String, Vec<u8>) {
@@ -161,7 +73,7 @@ fn call(cb: &Callback, op: &str, image: &str) -> Result<Value, String> {
 
 #[test]
 fn registry_host_capabilities() {
-    let registry = Registry::start();
+    let registry = LocalRegistry::start().expect("docker-registry starts");
     let reg = registry.addr.clone();
 
     // Seed.
