@@ -8,6 +8,8 @@
 #                                         # registry or the time limit are skipped
 # Timings are printed as "# ..." lines.
 
+load requests
+
 setup_file() {
   cd "$BATS_TEST_DIRNAME/.."
   export KWCTL="${KWCTL:-target/host/test-host}"
@@ -106,23 +108,7 @@ need_test_host() {
   if ! is_test_host; then skip "needs the test host (${1:-the fault registry})"; fi
 }
 
-# ---- requests and responses (as in e2e.bats) ----
-
-# pod_request SPEC_JSON: writes a Pod CREATE AdmissionRequest to $REQUEST.
-pod_request() {
-  jq -n --argjson spec "$1" \
-    '{uid: "e2e", kind: {group: "", version: "v1", kind: "Pod"},
-      resource: {group: "", version: "v1", resource: "pods"},
-      operation: "CREATE", name: "p", namespace: "default",
-      userInfo: {username: "e2e"},
-      object: {apiVersion: "v1", kind: "Pod",
-               metadata: {name: "p", namespace: "default"}, spec: $spec}}' >"$REQUEST"
-}
-
-# containers IMAGE...: a spec with one container per image.
-containers() {
-  printf '%s\n' "$@" | jq -R . | jq -s '{containers: [to_entries[] | {name: "c\(.key)", image: .value}]}'
-}
+# ---- requests and responses (the rest in e2e/requests.bash) ----
 
 # evaluate [FLAG...]: runs the host; RESPONSE is its stdout line. With the test host, the
 # host-call report goes to $CALLS.
@@ -134,26 +120,9 @@ evaluate() {
   RESPONSE=$(echo "$output" | tail -n 1)
 }
 
-allowed() { echo "$RESPONSE" | jq -r '.allowed'; }
-message() { echo "$RESPONSE" | jq -r '.status.message'; }
-code() { echo "$RESPONSE" | jq -r '.status.code'; }
-warning_count() { echo "$RESPONSE" | jq -r '.warnings // [] | length'; }
-warning() { echo "$RESPONSE" | jq -r '.warnings[0] // empty'; }
-patch() { echo "$RESPONSE" | jq -r 'if .patch then (.patch | @base64d | fromjson | tojson) else "none" end'; }
-
 # manifest_calls IMAGE: v1/oci_manifest calls of the last evaluation for IMAGE (test host).
 manifest_calls() {
   jq --arg i "$1" '[.calls[] | select(.operation == "v1/oci_manifest" and .image == $i)] | length' "$CALLS"
-}
-
-# The patch for a Pod without affinity nor annotations pinned to ARCH...
-pin_patch() {
-  local arches
-  arches=$(printf '%s\n' "$@" | jq -R . | jq -sc .)
-  jq -nc --argjson a "$arches" '[
-    {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": ($a | join(","))}},
-    {op: "add", path: "/spec/affinity", value: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
-      {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: $a}]}]}}}}]'
 }
 
 GOOD_ARCHES=(amd64 arm64) # of $REGISTRY/multi/oci-index:1.0
