@@ -170,7 +170,12 @@ impl Platform<'_> {
     }
 
     fn slug(&self) -> String {
-        let mut s = format!("{}_{}", self.os.unwrap_or("NOOS"), self.arch);
+        let os = match self.os {
+            None => "NOOS",
+            Some("") => "EMPTYOS",
+            Some(os) => os,
+        };
+        let mut s = format!("{os}_{}", self.arch);
         if let Some(v) = self.variant {
             s.push('_');
             s.push_str(v);
@@ -466,6 +471,26 @@ pub fn all() -> Vec<Fixture> {
         ],
     ));
 
+    out.push(multi(
+        "multi/empty-os",
+        "OCI index whose platforms carry architecture (amd64, arm64) and an empty os string",
+        Kind::Oci,
+        &[
+            Platform {
+                os: Some(""),
+                arch: "amd64",
+                variant: None,
+                os_version: None,
+            },
+            Platform {
+                os: Some(""),
+                arch: "arm64",
+                variant: None,
+                os_version: None,
+            },
+        ],
+    ));
+
     {
         let repo = "multi/attestations-only";
         let amd64 = image(Kind::Oci, "SUBJECT_AMD64", repo, &linux("amd64", None));
@@ -719,7 +744,7 @@ mod tests {
             }
             assert!(seen.insert(x.top.digest.clone()), "duplicate {}", x.name());
         }
-        assert_eq!(a.len(), 11);
+        assert_eq!(a.len(), 12);
     }
 
     #[test]
