@@ -322,3 +322,49 @@ template_patch() {
   [ "$(patch)" = "$(template_patch /spec/template amd64)" ]
   [ "$(warnings)" = null ]
 }
+
+# ---- the README's commands and examples ----
+
+# readme_block HEADING_REGEX: the first ``` block after the first README line matching it.
+readme_block() {
+  awk -v re="$1" 'f == 0 && $0 ~ re {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' README.md
+}
+
+@test "make run (the README's first command): kwctl run on the example Pod, response and decoded patch" {
+  # The kwctl command line the README shows is the one scripts/run-example.sh runs and prints.
+  readme_cmd=$(readme_block '^`make run` builds')
+  [ "$readme_cmd" = "kwctl run --request-path request.json --sources-path sources.yml annotated-policy.wasm" ]
+  run make -s run KWCTL="$KWCTL"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"\$ $readme_cmd"* ]]
+  [[ "$output" == *'"allowed": true'* ]]
+  # The decoded patch, pretty-printed: the Pod pinned to arm64 (its init container is arm64 only).
+  patch=$(echo "$output" | sed -n '/^Patch:$/,$p' | tail -n +2 | jq -c .)
+  [ "$patch" = "$(pin_patch arm64)" ]
+}
+
+@test "the README's ClusterAdmissionPolicy runs in kwctl (module replaced by the local build)" {
+  readme_block '^## Install with Kubewarden' >"$BATS_TEST_TMPDIR/policy.yaml"
+  grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
+  sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"
+  sed "s|REGISTRY|$REGISTRY|g" test_data/pod-multi-arch.json >"$REQUEST"
+  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" "$BATS_TEST_TMPDIR/policy.yaml"
+  [ "$status" -eq 0 ]
+  RESPONSE=$(echo "$output" | tail -n 1)
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+}
+
+@test "the README's full settings example is valid and applies" {
+  readme_block '^A full example' >"$BATS_TEST_TMPDIR/settings.yaml"
+  grep -q '^schedulableArchitectures: \[amd64, arm64\]$' "$BATS_TEST_TMPDIR/settings.yaml"
+  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0")"
+  evaluate --settings-path "$BATS_TEST_TMPDIR/settings.yaml"
+  [ "$(allowed)" = true ]
+  # amd64 and arm64 are every schedulable architecture: no pin, but arm64 preferred and tolerated.
+  [ "$(patch | jq -cS .)" = "$(jq -ncS '[
+    {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": "amd64,arm64"}},
+    {op: "add", path: "/spec/affinity", value: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [
+      {weight: 50, preference: {matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["arm64"]}]}}]}}},
+    {op: "add", path: "/spec/tolerations", value: [{key: "kubernetes.io/arch", operator: "Equal", value: "arm64", effect: "NoSchedule"}]}]')" ]
+}
