@@ -214,6 +214,7 @@ fn image(kind: Kind, name: &str, label: &str, p: &Platform) -> Manifest {
     );
     config.insert(
         "history".into(),
+        // "test-host": the crate's former name, kept so the fixture digests stay the same.
         json!([{"created": "2024-01-01T00:00:00Z", "created_by": format!("test-host fixture {label}")}]),
     );
     let config = Blob::new(
