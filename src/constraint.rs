@@ -311,7 +311,7 @@ impl Constraints {
     /// The architectures of the nodes the Pod admits.
     pub fn admits(&self) -> Admits {
         match &self.terms {
-            None => self.conjunction(&[]),
+            None => self.conjunction(&self.selector, &[]),
             Some(terms) => (0..terms.len())
                 .map(|index| self.term_admits(index))
                 .fold(Admits::none(), Admits::or),
@@ -320,21 +320,29 @@ impl Constraints {
 
     /// The architectures the nodeSelector alone admits.
     pub fn selector_admits(&self) -> Admits {
-        self.conjunction(&[])
+        self.conjunction(&self.selector, &[])
     }
 
     /// The architectures that term `index`, with the nodeSelector, admits.
     pub fn term_admits(&self, index: usize) -> Admits {
         match self.terms.as_ref().and_then(|terms| terms.get(index)) {
-            Some(term) if !term.empty => self.conjunction(&term.requirements),
+            Some(term) if !term.empty => self.conjunction(&self.selector, &term.requirements),
             _ => Admits::none(),
         }
     }
 
-    /// What the nodeSelector and `requirements` admit together.
-    fn conjunction(&self, requirements: &[Requirement]) -> Admits {
+    /// The architectures that term `index` alone (without the nodeSelector) admits.
+    pub fn term_alone_admits(&self, index: usize) -> Admits {
+        match self.terms.as_ref().and_then(|terms| terms.get(index)) {
+            Some(term) if !term.empty => self.conjunction(&[], &term.requirements),
+            _ => Admits::none(),
+        }
+    }
+
+    /// What `selector` and `requirements` admit together.
+    fn conjunction(&self, selector: &[Requirement], requirements: &[Requirement]) -> Admits {
         let mut by_key: BTreeMap<(bool, &str), Vec<&Test>> = BTreeMap::new();
-        for requirement in self.selector.iter().chain(requirements) {
+        for requirement in selector.iter().chain(requirements) {
             by_key
                 .entry((requirement.field, requirement.key.as_str()))
                 .or_default()

@@ -299,7 +299,7 @@ fn explain(
             } else {
                 format!(
                     "term {index} admits {}",
-                    constraints.term_admits(index).describe()
+                    constraints.term_alone_admits(index).describe()
                 )
             }
         })

@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use image_arch_affinity::policy::Verdict;
-use serde_json::json;
+use serde_json::{json, Value};
 
 // ---- images and their platforms ----
 
@@ -858,4 +858,181 @@ fn warnings_for_digest_pinned_images_stay_within_256_characters() {
           t of the architecture decision because its lookup failed: error sending request: client error (Connect): tcp c … on refused (os error 111)"]
     );
     assert_eq!(r.decision.warnings[0].chars().count(), 256);
+}
+
+// ---- one constraint model: the nodeSelector, the terms and matchFields together ----
+
+const TERMS: &str =
+    "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
+
+fn with_terms(images: &[&str], selector: Value, terms: Value) -> Value {
+    pod(
+        images,
+        json!({"nodeSelector": selector, "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}),
+    )
+}
+
+#[test]
+fn node_selector_architecture_with_terms_admitting_none_of_the_images_is_rejected() {
+    // The nodeSelector asks for arm64, which the images run on; the only term asks for s390x:
+    // no node matches both, the Pod would stay Pending.
+    let object = with_terms(
+        &["multi:1"],
+        json!({"kubernetes.io/arch": "arm64"}),
+        json!([{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}]),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod (with its nodeSelector kubernetes.io/arch=arm64) \
+         excludes the architectures its images run on (amd64, arm64): term 0 admits s390x"
+    );
+}
+
+#[test]
+fn arch_and_beta_arch_selector_naming_different_architectures_is_rejected() {
+    let object = pod(
+        &["multi:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64", "beta.kubernetes.io/arch": "arm64"}}),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: the Pod's nodeSelector beta.kubernetes.io/arch=arm64, kubernetes.io/arch=amd64 \
+         admits no linux node of any architecture; its images all run on: amd64, arm64"
+    );
+}
+
+#[test]
+fn node_selector_picking_a_tainted_pool_gets_its_tolerations() {
+    let object = pod(
+        &["multi:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}),
+    );
+    let settings = json!({"preferredArchitecture": "amd64", "architectureTolerations": {
+        "arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}],
+        "amd64": [{"key": "pool", "value": "x86", "effect": "NoSchedule"}]}});
+    let r = run(&object, settings.clone());
+    // Only arm64's: the Pod runs nowhere else. No affinity (the nodeSelector already pins it), no
+    // preferred term (one architecture).
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/tolerations", "value": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]},
+    ]));
+    let second = run(&apply(&object, r.patch.as_ref().unwrap()), settings);
+    second.assert_accepted_unchanged();
+    // The same through a required term.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]),
+    );
+    let r = run(
+        &object,
+        json!({"architectureTolerations": {
+            "arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}}),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/tolerations", "value": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]},
+    ]));
+}
+
+#[test]
+fn named_node_term_ored_with_a_pool_term_is_pinned_like_any_term() {
+    // Issue 15's example: a named-node term ORed with an ordinary one; both get the architecture.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([
+            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a", "b"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-7"]}]}]),
+    );
+    let r = run(&object, json!({}));
+    let arch = json!({"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]});
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": format!("{TERMS}/0/matchExpressions/1"), "value": arch},
+        {"op": "add", "path": format!("{TERMS}/1/matchExpressions"), "value": [arch]},
+    ]));
+    assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
+}
+
+#[test]
+fn named_node_term_with_images_sharing_no_architecture_is_rejected() {
+    let object = with_terms(
+        &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+        json!({}),
+        json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-7"]}]}]),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: no linux node architecture runs every image of this Pod: \
+         \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+         Use images built for a common architecture"
+    );
+}
+
+#[test]
+fn empty_required_affinity_constrains_nothing_and_empty_terms_match_nothing() {
+    // `requiredDuringSchedulingIgnoredDuringExecution: {}`: no terms, no constraint from it; the
+    // policy's term goes into it.
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}}),
+    );
+    run(&object, json!({})).assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
+         "value": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]},
+    ]));
+    // A term with no requirement matches no node: a Pod with only such terms runs nowhere.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([{}, {"matchExpressions": []}]),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+         term 0 has no requirement and matches no node; term 1 has no requirement and matches no node"
+    );
+}
+
+#[test]
+fn empty_os_name_falls_back_like_an_absent_one() {
+    let object = pod(
+        &["ghcr.io/org/windows:1"],
+        json!({"os": {"name": ""}, "nodeSelector": {"kubernetes.io/os": "windows"}}),
+    );
+    run(&object, json!({}))
+        .assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+}
+
+#[test]
+fn terms_that_can_never_match_are_left_and_blamed() {
+    // `zone In [a]` and `zone NotIn [a]` in one term: no node has both; the other term is pinned.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]},
+                                  {"key": "zone", "operator": "NotIn", "values": ["a"]}]},
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]),
+    );
+    let r = run(&object, json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": format!("{TERMS}/1/matchExpressions/1"),
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}},
+    ]));
+    let never = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "DoesNotExist"}]}]),
+    );
+    assert_eq!(
+        run(&never, json!({})).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+         term 0 admits no node"
+    );
 }

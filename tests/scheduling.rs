@@ -93,11 +93,8 @@ fn requirement_matches(requirement: &Value, value: Option<&str>) -> bool {
 }
 
 fn term_matches(term: &Value, node: &Node) -> bool {
-    let expressions = term["matchExpressions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let fields = term["matchFields"].as_array().cloned().unwrap_or_default();
+    let list = |name: &str| term[name].as_array().map(Vec::as_slice).unwrap_or_default();
+    let (expressions, fields) = (list("matchExpressions"), list("matchFields"));
     if expressions.is_empty() && fields.is_empty() {
         return false;
     }
