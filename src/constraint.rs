@@ -14,13 +14,14 @@
 //! requirement on them restricts the architecture only when it can never be met (`zone In [a]`
 //! and `zone NotIn [a]` in one term), and then the conjunction admits no node at all.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::platform::{
     self, Architectures, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, KNOWN_ARCHITECTURES, OS_LABEL,
 };
+
+/// The labels every node has (the beta ones with the same values, when the node has them).
+const LINKED_LABELS: [&str; 4] = [ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL, BETA_OS_LABEL];
 
 /// A set of architectures, possibly infinite (every value but some).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,7 +286,7 @@ impl Constraints {
                         .as_str()
                         .map_or_else(|| value.to_string(), str::to_string),
                 );
-                if [ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL, BETA_OS_LABEL].contains(&key.as_str()) {
+                if LINKED_LABELS.contains(&key.as_str()) {
                     linked.push(entry);
                 } else {
                     others.push(entry);
@@ -341,21 +342,22 @@ impl Constraints {
 
     /// What `selector` and `requirements` admit together.
     fn conjunction(&self, selector: &[Requirement], requirements: &[Requirement]) -> Admits {
-        let mut by_key: BTreeMap<(bool, &str), Vec<&Test>> = BTreeMap::new();
-        for requirement in selector.iter().chain(requirements) {
-            by_key
-                .entry((requirement.field, requirement.key.as_str()))
-                .or_default()
-                .push(&requirement.test);
-        }
-        let tests = |key: &str| by_key.get(&(false, key)).cloned().unwrap_or_default();
+        let all: Vec<&Requirement> = selector.iter().chain(requirements).collect();
+        let same = |field: bool, key: &str| -> Vec<&Test> {
+            all.iter()
+                .filter(|r| r.field == field && r.key == key)
+                .map(|r| &r.test)
+                .collect()
+        };
+        let tests = |key: &str| same(false, key);
         let passes = |key: &str, value: Option<&str>| tests(key).iter().all(|t| t.passes(value));
         // Every other label, and the node's name, may take any value.
-        let free = by_key.iter().all(|((field, key), tests)| {
-            *field && satisfiable(tests, false)
-                || !*field
-                    && ([ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL, BETA_OS_LABEL].contains(key)
-                        || satisfiable(tests, true))
+        let free = all.iter().all(|r| {
+            if r.field {
+                satisfiable(&same(true, &r.key), false)
+            } else {
+                LINKED_LABELS.contains(&r.key.as_str()) || satisfiable(&same(false, &r.key), true)
+            }
         });
         if !free || !passes(OS_LABEL, Some(&self.os)) {
             return Admits::none();
