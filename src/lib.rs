@@ -1,8 +1,10 @@
 //! image-arch-affinity: a Kubewarden policy that keeps Pods off nodes whose CPU architecture their
 //! images cannot run on.
 //!
-//! The decision is plain Rust over plain data (`policy`, with `pod`, `resolve`, `affinity`, ...);
-//! this file is the thin waPC layer: JSON in, JSON out, host calls through `registry`.
+//! The decision is plain Rust over plain data: `policy` routes a request, `decision` decides on a
+//! Pod or a workload's Pod template from the constraint model (`constraint`) and the images'
+//! platforms (`resolve`), and edits it (`affinity`, `tolerations`). This file is the thin waPC
+//! layer: JSON in, JSON out, host calls through `registry`.
 
 #![cfg_attr(
     not(test),
@@ -10,6 +12,8 @@
 )]
 
 pub mod affinity;
+pub mod constraint;
+pub mod decision;
 pub mod edit;
 pub mod image;
 pub mod platform;

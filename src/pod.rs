@@ -1,9 +1,9 @@
 //! Reading what the policy needs from a Pod (or a Pod template) in its raw JSON form: which Pods
-//! to leave alone, which OS counts, which images it runs, its architecture nodeSelector.
+//! to leave alone, which OS counts, which images it runs, its required terms.
 
 use serde_json::Value;
 
-use crate::platform::{ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, OS_LABEL};
+use crate::platform::{BETA_OS_LABEL, OS_LABEL};
 
 /// Why a Pod needs no lookup and no change, if it does not.
 pub fn skip_reason(pod: &Value) -> Option<&'static str> {
@@ -25,28 +25,23 @@ pub fn skip_reason(pod: &Value) -> Option<&'static str> {
     if controlled_by_daemonset {
         return Some("the Pod is controlled by a DaemonSet, which picks its nodes itself");
     }
-    if required_terms(spec).is_some_and(|terms| {
-        terms.iter().any(|term| {
-            term["matchFields"]
-                .as_array()
-                .is_some_and(|f| !f.is_empty())
-        })
-    }) {
-        return Some("a required node affinity term uses matchFields: the Pod targets named nodes");
-    }
     None
 }
 
-/// The OS whose platforms count: the Pod's own choice (`spec.os.name`, else a nodeSelector on
-/// `kubernetes.io/os`), else the default.
+/// The OS whose platforms count, and of the nodes the Pod runs on: the Pod's own choice
+/// (`spec.os.name`, else a nodeSelector on `kubernetes.io/os`, else on `beta.kubernetes.io/os`),
+/// else the default. An empty value counts as absent.
 pub fn operating_system<'a>(pod: &'a Value, default: &'a str) -> &'a str {
     let spec = &pod["spec"];
-    spec["os"]["name"]
-        .as_str()
-        .or_else(|| spec["nodeSelector"][OS_LABEL].as_str())
-        .or_else(|| spec["nodeSelector"][BETA_OS_LABEL].as_str())
-        .filter(|os| !os.is_empty())
-        .unwrap_or(default)
+    [
+        &spec["os"]["name"],
+        &spec["nodeSelector"][OS_LABEL],
+        &spec["nodeSelector"][BETA_OS_LABEL],
+    ]
+    .into_iter()
+    .filter_map(Value::as_str)
+    .find(|os| !os.is_empty())
+    .unwrap_or(default)
 }
 
 /// Every image of the Pod's containers, init containers and ephemeral containers, each once, in
@@ -64,15 +59,6 @@ pub fn images(pod: &Value) -> Vec<&str> {
         }
     }
     images
-}
-
-/// The nodeSelector's architecture entries (`kubernetes.io/arch`, `beta.kubernetes.io/arch`).
-pub fn architecture_selector(pod: &Value) -> Vec<(&'static str, &str)> {
-    let selector = &pod["spec"]["nodeSelector"];
-    [ARCH_LABEL, BETA_ARCH_LABEL]
-        .into_iter()
-        .filter_map(|key| selector[key].as_str().map(|value| (key, value)))
-        .collect()
 }
 
 /// The required node affinity terms, if the Pod has any.
@@ -108,9 +94,10 @@ mod tests {
         let not_controller = json!({"metadata": {"ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "u"}]}});
         assert_eq!(skip_reason(&not_controller), None);
+        // A term naming nodes is a constraint like any other (issue 15): no skip.
         let fields = json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}});
-        assert!(skip_reason(&fields).is_some());
+        assert_eq!(skip_reason(&fields), None);
     }
 
     #[test]
@@ -126,6 +113,18 @@ mod tests {
                 "linux"
             ),
             "windows"
+        );
+        // `spec.os.name: ""` falls back like an absent one.
+        assert_eq!(
+            operating_system(
+                &json!({"spec": {"os": {"name": ""}, "nodeSelector": {"kubernetes.io/os": "windows"}}}),
+                "linux"
+            ),
+            "windows"
+        );
+        assert_eq!(
+            operating_system(&json!({"spec": {"os": {"name": ""}}}), "linux"),
+            "linux"
         );
     }
 

@@ -39,7 +39,7 @@ const METADATA: Shape = Fields(&[
 ]);
 
 /// What the decision reads and edits in a Pod's (or a Pod template's) spec (see `pod`,
-/// `affinity`, `tolerations`, `policy::pin`), plus `$extra` fields.
+/// `constraint`, `affinity`, `tolerations`, `decision`), plus `$extra` fields.
 macro_rules! pod_spec {
     ($($extra:expr),*) => {
         Fields(&[

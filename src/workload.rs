@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use crate::affinity::{self, Admits};
+use crate::constraint::Admits;
+use crate::decision::{self, capped, Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
 use crate::platform::{self, Architectures};
 use crate::pod;
-use crate::policy::{capped, Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
 use crate::registry::Registry;
 use crate::settings::{Settings, TemplateMode};
 
@@ -106,9 +106,8 @@ pub fn evaluate(
     let Some(pod_template) = template_mut(&mut object, path) else {
         return accept();
     };
-    let original =
-        (kind == "DaemonSet" && mode == TemplateMode::Validate).then(|| pod_template.clone());
-    let decided = crate::policy::decide_pod(pod_template, "Pod template", settings, registry);
+    let daemon_set = kind == "DaemonSet" && mode == TemplateMode::Validate;
+    let decided = decision::decide_pod(pod_template, "Pod template", settings, registry);
     match decided.outcome {
         Outcome::Rejected(message, warnings) => Decision {
             verdict: Verdict::Reject(message),
@@ -119,8 +118,10 @@ pub fn evaluate(
             warnings,
         },
         Outcome::Changed(mut warnings) | Outcome::Unchanged(mut warnings) => {
-            if let (Some(original), Some(common)) = (&original, &decided.architectures) {
-                warnings.extend(daemon_set_warning(original, common, settings));
+            if let (true, Some(common), Some(admits)) =
+                (daemon_set, &decided.architectures, decided.admits)
+            {
+                warnings.extend(daemon_set_warning(admits, common, settings));
             }
             Decision {
                 verdict: Verdict::Accept,
@@ -131,21 +132,25 @@ pub fn evaluate(
 }
 
 /// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
-/// architecture the template admits, those Pods crash-loop: name those architectures, leaving
-/// out the ones the template's own constraints already exclude. Cut to fit a warning, keeping the
-/// advice.
+/// architecture the template admits (`admits`, read by `constraint` like any Pod's), those Pods
+/// crash-loop: name those architectures, among the schedulable ones when they are known. Cut to
+/// fit a warning, keeping the advice.
 fn daemon_set_warning(
-    template: &Value,
+    admits: Admits,
     common: &Architectures,
     settings: &Settings,
 ) -> Option<String> {
-    let (lead, failing, tail) =
-        match affinity::admitted_outside(&template["spec"], common, &settings.schedulable()) {
-            Admits::Only(failing) if failing.is_empty() => return None,
-            Admits::Only(failing) => ("the ", failing, " nodes"),
-            Admits::AllBut(fine) => ("any node whose architecture is not ", fine, ""),
-            Admits::All => ("any node whose architecture is not ", common.clone(), ""),
-        };
+    let schedulable = settings.schedulable();
+    let mut outside = admits.and(Admits::AllBut(common.clone()));
+    if !schedulable.is_empty() {
+        outside = outside.and(Admits::Only(schedulable));
+    }
+    let (lead, failing, tail) = match outside {
+        Admits::Only(failing) if failing.is_empty() => return None,
+        Admits::Only(failing) => ("the ", failing, " nodes"),
+        Admits::AllBut(fine) => ("any node whose architecture is not ", fine, ""),
+        Admits::All => ("any node whose architecture is not ", common.clone(), ""),
+    };
     Some(capped(
         &format!(
             "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {lead}",

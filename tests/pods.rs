@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use image_arch_affinity::policy::Verdict;
-use serde_json::json;
+use serde_json::{json, Value};
 
 // ---- images and their platforms ----
 
@@ -181,12 +181,7 @@ fn pods_that_are_skipped_cost_no_lookup() {
         p
     };
     let bound = pod(&["multi:1"], json!({"nodeName": "node-1"}));
-    let match_fields = pod(
-        &["multi:1"],
-        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}}}}),
-    );
-    for object in [daemonset_pod, bound, match_fields] {
+    for object in [daemonset_pod, bound] {
         let r = run(&object, json!({}));
         r.assert_accepted_unchanged();
         assert!(r.calls.is_empty(), "{r:?}");
@@ -734,21 +729,26 @@ fn unknown_fields_survive_and_the_policy_is_idempotent() {
 // ---- when lookups can change nothing ----
 
 #[test]
-fn node_selector_with_no_common_accept_needs_no_lookup() {
+fn node_selector_conflict_with_no_common_accept_warns() {
+    // Issue 12: a nodeSelector is read like every other constraint, so its Pod is looked up and
+    // a conflict warned about (it used to be accepted without a lookup and without a word).
     let object = pod(
         &["multi:1", "list:1"],
         json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
     );
     let r = run(&object, json!({"onNoCommonArchitecture": "accept"}));
     r.assert_accepted_unchanged();
-    assert_eq!(r.calls, Vec::<String>::new());
-    assert_eq!(r.decision.warnings, Vec::<String>::new());
-    // With the default (reject), the lookups decide between accepting and rejecting.
+    assert_eq!(r.calls.len(), 2);
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=s390x asks for an architecture that its images do not run on; \
+          they all run on: amd64, arm64 (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"]
+    );
     let rejecting = run(&object, json!({}));
-    assert_eq!(rejecting.calls.len(), 2);
-    assert!(rejecting
-        .rejection()
-        .contains("nodeSelector kubernetes.io/arch=s390x"));
+    assert_eq!(
+        rejecting.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=s390x asks for an architecture that its images do not run on; they all run on: amd64, arm64"
+    );
 }
 
 #[test]
@@ -768,14 +768,16 @@ fn conflicting_terms_with_no_common_accept_warn() {
 }
 
 #[test]
-fn long_multi_line_causes_become_one_short_warning_per_image() {
+fn multi_line_causes_become_their_first_line_per_image() {
+    // Issue 15: only the first line of a host error; a registry's HTML page and an error chain
+    // are cut where their first line ends.
     let mut registry = FixtureRegistry::new();
     let html = format!(
         "Host error: code: 503, message: <html>\n<head>\n  <title>503</title>\n</head>\n{}</html>",
         "<p>down</p>\n".repeat(100)
     );
     registry.fail("ghcr.io/org/a:1", &html);
-    registry.fail("ghcr.io/org/b:1", "Host error: error sending request\n\nCaused by:\n    0: client error (Connect)\n    1: Connection refused (os error 111)");
+    registry.fail("ghcr.io/org/b:1", "Host error: error sending request for url (https://ghcr.io/v2/org/b/manifests/1): connection refused\n\nCaused by:\n    0: client error (Connect)\n    1: Connection refused (os error 111)");
     let r = run_with(
         &mut registry,
         &pod(
@@ -788,18 +790,54 @@ fn long_multi_line_causes_become_one_short_warning_per_image() {
         add_annotation("amd64,arm64"),
         add_required(&["amd64", "arm64"])
     ]));
-    let warnings = &r.decision.warnings;
-    assert_eq!(warnings.len(), 2);
-    assert_eq!(warnings[0].chars().count(), 256);
     assert_eq!(
-        warnings[0],
-        "image-arch-affinity: image \"ghcr.io/org/a:1\" was left out of the architecture decision because its lookup failed: \
-         code: 503, message: <html> <head> <title>503</title> </head> <p>down</p> <p>down</p> <p>down< … p> <p>down</p> <p>down</p> <p>down</p> </html>"
+        r.decision.warnings,
+        [
+            "image-arch-affinity: image \"ghcr.io/org/a:1\" was left out of the architecture decision because its lookup failed: \
+             code: 503, message: <html>",
+            "image-arch-affinity: image \"ghcr.io/org/b:1\" was left out of the architecture decision because its lookup failed: \
+             error sending request: connection refused"
+        ]
+    );
+}
+
+#[test]
+fn a_host_error_with_a_backtrace_is_one_line_naming_the_image() {
+    // What policy-server with RUST_BACKTRACE=1 answers for a manifest it cannot parse.
+    let error = "Host error: error invoking host capability oci.oci_manifest: Fail to interact with OCI registry: \
+                 Failed to parse manifest as Versioned object: data did not match any variant of untagged enum OciManifest\n\n\
+                 Stack backtrace:\n   0: anyhow::error::<impl anyhow::Error>::msg\n             at /cargo/registry/src/anyhow-1.0.86/src/error.rs:83:36\n\
+                 \x20  1: policy_evaluator::runtimes::wapc::callback\n  47: clone3\n             at ./misc/../sysdeps/unix/sysv/linux/x86_64/clone3.S:81:0";
+    let mut registry = FixtureRegistry::new();
+    registry.fail("ghcr.io/org/broken:1", error);
+    let object = pod(&["ghcr.io/org/broken:1", "multi:1"], json!({}));
+    let ignored = run_with(&mut registry, &object, &settings(json!({})));
+    assert_eq!(
+        ignored.decision.warnings,
+        ["image-arch-affinity: image \"ghcr.io/org/broken:1\" was left out of the architecture decision because its lookup failed: \
+          error invoking host capability oci.oci_manifest: Fail to interact with OCI registry: Faile … tch any variant of untagged enum OciManifest"]
+    );
+    assert_eq!(ignored.decision.warnings[0].chars().count(), 256);
+    let accepted = run_with(
+        &mut registry,
+        &object,
+        &settings(json!({"onLookupFailure": "accept"})),
     );
     assert_eq!(
-        warnings[1],
-        "image-arch-affinity: image \"ghcr.io/org/b:1\" was left out of the architecture decision because its lookup failed: \
-         error sending request Caused by: 0: client error (Connect) 1: Connection refused (os error 111)"
+        accepted.decision.warnings,
+        ["image-arch-affinity: the Pod was not pinned to an architecture because a lookup failed: image \"ghcr.io/org/broken:1\": \
+          error invoking host capability oci.oci_manifest: Fail to interact with OCI registry: Faile … atch any variant of untagged enum OciManifest"]
+    );
+    let rejected = run_with(
+        &mut registry,
+        &object,
+        &settings(json!({"onLookupFailure": "reject"})),
+    );
+    assert_eq!(
+        rejected.rejection(),
+        "image-arch-affinity: cannot tell which architectures the Pod's images run on: image \"ghcr.io/org/broken:1\": \
+         error invoking host capability oci.oci_manifest: Fail to interact with OCI registry: Failed to parse manifest as Versioned object: \
+         data did not match any variant of untagged enum OciManifest (setting onLookupFailure: reject)"
     );
 }
 
@@ -807,23 +845,194 @@ fn long_multi_line_causes_become_one_short_warning_per_image() {
 fn warnings_for_digest_pinned_images_stay_within_256_characters() {
     let image = format!("ghcr.io/org/a-rather-long-repository-name/app@{DIGEST}");
     let mut registry = FixtureRegistry::new();
-    registry.fail(&image, "Host error: error sending request\n\nCaused by:\n    0: client error (Connect)\n    1: Connection refused (os error 111)");
+    registry.fail(&image, "Host error: error sending request: client error (Connect): tcp connect error: Connection refused (os error 111)\nCaused by: more");
     let r = run_with(
         &mut registry,
         &pod(&[&image, "multi:1"], json!({})),
         &settings(json!({})),
     );
-    assert_eq!(r.decision.warnings.len(), 1);
     assert_eq!(
-        r.decision.warnings[0].chars().count(),
-        256,
-        "{}",
-        r.decision.warnings[0]
+        r.decision.warnings,
+        // The cause keeps at least 80 characters; the lead-in, image included, is cut to make room.
+        ["image-arch-affinity: image \"ghcr.io/org/a-rather-long-repository-name/app@sha256:0123456789abcdef0123456789abcdef01 … \
+          t of the architecture decision because its lookup failed: error sending request: client error (Connect): tcp c … on refused (os error 111)"]
     );
-    assert!(
-        r.decision.warnings[0].starts_with("image-arch-affinity: image \"ghcr.io/org/")
-            && r.decision.warnings[0].ends_with("refused (os error 111)"),
-        "{}",
-        r.decision.warnings[0]
+    assert_eq!(r.decision.warnings[0].chars().count(), 256);
+}
+
+// ---- one constraint model: the nodeSelector, the terms and matchFields together ----
+
+const TERMS: &str =
+    "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
+
+fn with_terms(images: &[&str], selector: Value, terms: Value) -> Value {
+    pod(
+        images,
+        json!({"nodeSelector": selector, "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}),
+    )
+}
+
+#[test]
+fn node_selector_architecture_with_terms_admitting_none_of_the_images_is_rejected() {
+    // The nodeSelector asks for arm64, which the images run on; the only term asks for s390x:
+    // no node matches both, the Pod would stay Pending.
+    let object = with_terms(
+        &["multi:1"],
+        json!({"kubernetes.io/arch": "arm64"}),
+        json!([{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}]),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod (with its nodeSelector kubernetes.io/arch=arm64) \
+         excludes the architectures its images run on (amd64, arm64): term 0 admits s390x"
+    );
+}
+
+#[test]
+fn arch_and_beta_arch_selector_naming_different_architectures_is_rejected() {
+    let object = pod(
+        &["multi:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64", "beta.kubernetes.io/arch": "arm64"}}),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: the Pod's nodeSelector beta.kubernetes.io/arch=arm64, kubernetes.io/arch=amd64 \
+         admits no linux node of any architecture; its images all run on: amd64, arm64"
+    );
+}
+
+#[test]
+fn node_selector_picking_a_tainted_pool_gets_its_tolerations() {
+    let object = pod(
+        &["multi:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}),
+    );
+    let settings = json!({"preferredArchitecture": "amd64", "architectureTolerations": {
+        "arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}],
+        "amd64": [{"key": "pool", "value": "x86", "effect": "NoSchedule"}]}});
+    let r = run(&object, settings.clone());
+    // Only arm64's: the Pod runs nowhere else. No affinity (the nodeSelector already pins it), no
+    // preferred term (one architecture).
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/tolerations", "value": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]},
+    ]));
+    let second = run(&apply(&object, r.patch.as_ref().unwrap()), settings);
+    second.assert_accepted_unchanged();
+    // The same through a required term.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}]),
+    );
+    let r = run(
+        &object,
+        json!({"architectureTolerations": {
+            "arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}}),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/tolerations", "value": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]},
+    ]));
+}
+
+#[test]
+fn named_node_term_ored_with_a_pool_term_is_pinned_like_any_term() {
+    // Issue 15's example: a named-node term ORed with an ordinary one; both get the architecture.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([
+            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a", "b"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-7"]}]}]),
+    );
+    let r = run(&object, json!({}));
+    let arch = json!({"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]});
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": format!("{TERMS}/0/matchExpressions/1"), "value": arch},
+        {"op": "add", "path": format!("{TERMS}/1/matchExpressions"), "value": [arch]},
+    ]));
+    assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
+}
+
+#[test]
+fn named_node_term_with_images_sharing_no_architecture_is_rejected() {
+    let object = with_terms(
+        &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+        json!({}),
+        json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-7"]}]}]),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: no linux node architecture runs every image of this Pod: \
+         \"ghcr.io/org/arm64-only:1\" runs on arm64; \"ghcr.io/org/amd64-only:1\" runs on amd64. \
+         Use images built for a common architecture"
+    );
+}
+
+#[test]
+fn empty_required_affinity_constrains_nothing_and_empty_terms_match_nothing() {
+    // `requiredDuringSchedulingIgnoredDuringExecution: {}`: no terms, no constraint from it; the
+    // policy's term goes into it.
+    let object = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}}),
+    );
+    run(&object, json!({})).assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
+         "value": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]},
+    ]));
+    // A term with no requirement matches no node: a Pod with only such terms runs nowhere.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([{}, {"matchExpressions": []}]),
+    );
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+         term 0 has no requirement and matches no node; term 1 has no requirement and matches no node"
+    );
+}
+
+#[test]
+fn empty_os_name_falls_back_like_an_absent_one() {
+    let object = pod(
+        &["ghcr.io/org/windows:1"],
+        json!({"os": {"name": ""}, "nodeSelector": {"kubernetes.io/os": "windows"}}),
+    );
+    run(&object, json!({}))
+        .assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+}
+
+#[test]
+fn terms_that_can_never_match_are_left_and_blamed() {
+    // `zone In [a]` and `zone NotIn [a]` in one term: no node has both; the other term is pinned.
+    let object = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]},
+                                  {"key": "zone", "operator": "NotIn", "values": ["a"]}]},
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]),
+    );
+    let r = run(&object, json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": format!("{TERMS}/1/matchExpressions/1"),
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}},
+    ]));
+    let never = with_terms(
+        &["multi:1"],
+        json!({}),
+        json!([{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "DoesNotExist"}]}]),
+    );
+    assert_eq!(
+        run(&never, json!({})).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
+         term 0 admits no node"
     );
 }

@@ -367,3 +367,107 @@ fn daemonset_warning_with_long_architecture_lists_fits_256_characters() {
     );
     assert_eq!(warnings[0].chars().count(), 256);
 }
+
+// ---- one constraint model: templates decided like Pods ----
+
+fn deployment_with(spec: Value) -> Value {
+    let mut object = workload("Deployment", &["multi:1"]);
+    if let (Some(target), Some(extra)) = (
+        object["spec"]["template"]["spec"].as_object_mut(),
+        spec.as_object(),
+    ) {
+        for (key, value) in extra {
+            target.insert(key.clone(), value.clone());
+        }
+    }
+    object
+}
+
+#[test]
+fn template_node_selector_with_terms_admitting_none_of_the_images_is_rejected() {
+    let object = deployment_with(json!({"nodeSelector": {"kubernetes.io/arch": "arm64"},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}]}}}}));
+    for mode in ["validate", "mutate"] {
+        let r = run_request(
+            &mut FixtureRegistry::new(),
+            "Deployment",
+            "CREATE",
+            &object,
+            &settings(json!({"workloadTemplates": mode})),
+        );
+        assert_eq!(
+            r.rejection(),
+            "image-arch-affinity: every required node affinity term of the Pod template (with its nodeSelector kubernetes.io/arch=arm64) \
+             excludes the architectures its images run on (amd64, arm64): term 0 admits s390x",
+            "{mode}"
+        );
+    }
+}
+
+#[test]
+fn template_arch_and_beta_arch_selector_naming_different_architectures_is_rejected() {
+    let object = deployment_with(
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64", "beta.kubernetes.io/arch": "arm64"}}),
+    );
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "CREATE",
+        &object,
+        &settings(json!({})),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod template's nodeSelector beta.kubernetes.io/arch=arm64, kubernetes.io/arch=amd64 \
+         admits no linux node of any architecture; its images all run on: amd64, arm64"
+    );
+}
+
+#[test]
+fn template_node_selector_picking_a_tainted_pool_gets_its_tolerations() {
+    let object = deployment_with(json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}));
+    let tolerations = json!({"architectureTolerations": {
+        "arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}],
+        "amd64": [{"key": "pool", "value": "x86", "effect": "NoSchedule"}]}});
+    let mut mutate = tolerations.clone();
+    mutate["workloadTemplates"] = json!("mutate");
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "CREATE",
+        &object,
+        &settings(mutate),
+    );
+    r.assert_patch(json!([
+        {"op": "add", "path": "/spec/template/metadata/annotations", "value": {
+            "image-arch-affinity.kubewarden.io/architectures": "amd64,arm64"}},
+        {"op": "add", "path": "/spec/template/spec/tolerations", "value": [
+            {"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]},
+    ]));
+    // validate: accepted as it is; its Pods get the tolerations when they are created.
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "CREATE",
+        &object,
+        &settings(tolerations),
+    );
+    r.assert_accepted_unchanged();
+}
+
+#[test]
+fn daemonset_warning_reads_the_template_nodeselector_and_terms_as_one() {
+    // The template's nodeSelector and its terms together admit amd64, arm64 and s390x of the
+    // schedulable architectures; the images run on amd64 only: the warning names the other two.
+    let mut object = daemon_set_with_terms(
+        &["ghcr.io/org/amd64-only:1"],
+        json!([arch_term("NotIn", &["ppc64le"])]),
+    );
+    object["spec"]["template"]["spec"]["nodeSelector"] = json!({"tier": "1"});
+    assert_eq!(
+        daemon_set_warnings(&object, json!({"schedulableArchitectures": ["amd64", "arm64", "ppc64le", "s390x"]})),
+        ["image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on the arm64, s390x nodes. \
+          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+    );
+}

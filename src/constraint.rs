@@ -1,0 +1,481 @@
+//! The constraint model: every input that restricts the nodes a Pod (or a Pod template) may run
+//! on, read into one representation, and the architectures it admits.
+//!
+//! The scheduler admits a node when it matches the nodeSelector AND at least one required node
+//! affinity term (terms are ORed, a term's requirements are ANDed, a term without requirements
+//! matches nothing; no terms at all constrain nothing). So the Pod's constraint is a list of
+//! *conjunctions*: for each term, the nodeSelector's requirements and the term's own (label
+//! expressions and `matchFields` alike); with no terms, the nodeSelector's alone.
+//!
+//! Of a node the policy knows only what every node carries: `kubernetes.io/arch` and
+//! `kubernetes.io/os`, and `beta.kubernetes.io/arch` / `beta.kubernetes.io/os` with the same
+//! values when the node has the beta labels (both or neither). The OS is the Pod's
+//! (`pod::operating_system`). Every other label, and the node's name, can take any value: a
+//! requirement on them restricts the architecture only when it can never be met (`zone In [a]`
+//! and `zone NotIn [a]` in one term), and then the conjunction admits no node at all.
+
+use serde_json::Value;
+
+use crate::platform::{
+    self, Architectures, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, KNOWN_ARCHITECTURES, OS_LABEL,
+};
+
+/// The labels every node has (the beta ones with the same values, when the node has them).
+const LINKED_LABELS: [&str; 4] = [ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL, BETA_OS_LABEL];
+
+/// A set of architectures, possibly infinite (every value but some).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admits {
+    /// Every architecture.
+    All,
+    /// Only these architectures.
+    Only(Architectures),
+    /// Every architecture but these.
+    AllBut(Architectures),
+}
+
+impl Admits {
+    /// No architecture.
+    pub fn none() -> Admits {
+        Admits::Only(Architectures::new())
+    }
+
+    /// What both admit.
+    pub fn and(self, other: Admits) -> Admits {
+        match (self, other) {
+            (Admits::All, x) | (x, Admits::All) => x,
+            (Admits::Only(a), Admits::Only(b)) => {
+                Admits::Only(a.intersection(&b).cloned().collect())
+            }
+            (Admits::Only(a), Admits::AllBut(b)) | (Admits::AllBut(b), Admits::Only(a)) => {
+                Admits::Only(a.difference(&b).cloned().collect())
+            }
+            (Admits::AllBut(a), Admits::AllBut(b)) => {
+                Admits::AllBut(a.union(&b).cloned().collect())
+            }
+        }
+    }
+
+    /// What either admits.
+    pub fn or(self, other: Admits) -> Admits {
+        match (self, other) {
+            (Admits::All, _) | (_, Admits::All) => Admits::All,
+            (Admits::Only(a), Admits::Only(b)) => Admits::Only(a.union(&b).cloned().collect()),
+            (Admits::Only(a), Admits::AllBut(b)) | (Admits::AllBut(b), Admits::Only(a)) => {
+                Admits::AllBut(b.difference(&a).cloned().collect())
+            }
+            (Admits::AllBut(a), Admits::AllBut(b)) => {
+                Admits::AllBut(a.intersection(&b).cloned().collect())
+            }
+        }
+    }
+
+    /// Whether `architecture` is admitted.
+    pub fn admits(&self, architecture: &str) -> bool {
+        match self {
+            Admits::All => true,
+            Admits::Only(only) => only.contains(architecture),
+            Admits::AllBut(excluded) => !excluded.contains(architecture),
+        }
+    }
+
+    /// The admitted architectures among `these`.
+    pub fn among(&self, these: &Architectures) -> Architectures {
+        these
+            .iter()
+            .filter(|arch| self.admits(arch))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether every admitted architecture that is in `universe` (every architecture when it is
+    /// empty) is in `allowed`.
+    pub fn within(&self, allowed: &Architectures, universe: &Architectures) -> bool {
+        if universe.is_empty() {
+            matches!(self, Admits::Only(only) if only.is_subset(allowed))
+        } else {
+            self.among(universe).is_subset(allowed)
+        }
+    }
+
+    /// For messages: `amd64, arm64`, `every architecture but s390x`, `no node`.
+    pub fn describe(&self) -> String {
+        match self {
+            Admits::All => "every architecture".to_string(),
+            Admits::Only(only) if only.is_empty() => "no node".to_string(),
+            Admits::Only(only) => platform::join(only, ", "),
+            Admits::AllBut(excluded) => {
+                format!("every architecture but {}", platform::join(excluded, ", "))
+            }
+        }
+    }
+}
+
+/// What one requirement asks of a node's value (a label, or the node's name).
+#[derive(Debug, Clone, PartialEq)]
+enum Test {
+    In(Vec<String>),
+    NotIn(Vec<String>),
+    Exists,
+    DoesNotExist,
+    Gt(i64),
+    Lt(i64),
+    /// A requirement the scheduler cannot read (unknown operator, `Gt` without one integer, a
+    /// field other than `metadata.name`): the term it is in matches no node.
+    Never,
+}
+
+impl Test {
+    /// Whether a node whose value is `value` (`None`: no such label) passes.
+    fn passes(&self, value: Option<&str>) -> bool {
+        let number = || value.and_then(|v| v.parse::<i64>().ok());
+        match self {
+            Test::In(values) => value.is_some_and(|v| values.iter().any(|x| x == v)),
+            Test::NotIn(values) => value.is_none_or(|v| values.iter().all(|x| x != v)),
+            Test::Exists => value.is_some(),
+            Test::DoesNotExist => value.is_none(),
+            Test::Gt(bound) => number().is_some_and(|n| n > *bound),
+            Test::Lt(bound) => number().is_some_and(|n| n < *bound),
+            Test::Never => false,
+        }
+    }
+
+    /// The architectures (values of an architecture label every node has) that pass.
+    fn architectures(&self) -> Admits {
+        let set = |values: &[String]| values.iter().cloned().collect();
+        match self {
+            Test::In(values) => Admits::Only(set(values)),
+            Test::NotIn(values) => Admits::AllBut(set(values)),
+            Test::Exists => Admits::All,
+            Test::DoesNotExist | Test::Never => Admits::none(),
+            // A numeric comparison passes only numeric architectures (`386`).
+            Test::Gt(_) | Test::Lt(_) => Admits::Only(
+                KNOWN_ARCHITECTURES
+                    .iter()
+                    .filter(|arch| self.passes(Some(arch)))
+                    .map(|arch| arch.to_string())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Whether some value (or, for a label, its absence) passes every test. A value that no test
+/// names can always be found, and an integer has many spellings (`2`, `02`, `+2`).
+fn satisfiable(tests: &[&Test], may_be_absent: bool) -> bool {
+    if tests.iter().any(|t| **t == Test::Never) {
+        return false;
+    }
+    if may_be_absent && tests.iter().all(|t| t.passes(None)) {
+        return true;
+    }
+    if tests.contains(&&Test::DoesNotExist) {
+        return false;
+    }
+    if let Some(Test::In(values)) = tests.iter().find(|t| matches!(t, Test::In(_))) {
+        return values
+            .iter()
+            .any(|value| tests.iter().all(|t| t.passes(Some(value))));
+    }
+    let (mut low, mut high) = (None::<i64>, None::<i64>);
+    for test in tests {
+        match test {
+            Test::Gt(bound) => low = Some(low.map_or(*bound, |l| l.max(*bound))),
+            Test::Lt(bound) => high = Some(high.map_or(*bound, |h| h.min(*bound))),
+            _ => {}
+        }
+    }
+    match (low, high) {
+        (Some(low), Some(high)) => low.checked_add(1).is_some_and(|next| next < high),
+        (Some(low), None) => low < i64::MAX,
+        (None, Some(high)) => high > i64::MIN,
+        (None, None) => true,
+    }
+}
+
+/// One requirement: a label's (`matchExpressions`, nodeSelector) or the node name's
+/// (`matchFields`).
+#[derive(Debug, Clone, PartialEq)]
+struct Requirement {
+    key: String,
+    field: bool,
+    test: Test,
+}
+
+impl Requirement {
+    fn read(expression: &Value, field: bool) -> Requirement {
+        let key = expression["key"].as_str().unwrap_or_default().to_string();
+        let values: Vec<String> = expression["values"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        let number = || match values.as_slice() {
+            [one] => one.parse::<i64>().ok(),
+            _ => None,
+        };
+        let test = match expression["operator"].as_str() {
+            // The scheduler reads a field requirement only on the node's name, with one value.
+            _ if field && (key != "metadata.name" || values.len() != 1) => Test::Never,
+            Some("In") => Test::In(values),
+            Some("NotIn") => Test::NotIn(values),
+            Some("Exists") if !field => Test::Exists,
+            Some("DoesNotExist") if !field => Test::DoesNotExist,
+            Some("Gt") if !field => number().map_or(Test::Never, Test::Gt),
+            Some("Lt") if !field => number().map_or(Test::Never, Test::Lt),
+            _ => Test::Never,
+        };
+        Requirement { key, field, test }
+    }
+}
+
+/// One required node affinity term as the policy reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    requirements: Vec<Requirement>,
+    /// Neither expressions nor fields: it matches no node.
+    pub empty: bool,
+}
+
+impl Term {
+    fn read(term: &Value) -> Term {
+        let list = |name: &str| term[name].as_array().map(Vec::as_slice).unwrap_or_default();
+        let (expressions, fields) = (list("matchExpressions"), list("matchFields"));
+        let requirements = expressions
+            .iter()
+            .map(|e| Requirement::read(e, false))
+            .chain(fields.iter().map(|f| Requirement::read(f, true)))
+            .collect();
+        Term {
+            requirements,
+            empty: expressions.is_empty() && fields.is_empty(),
+        }
+    }
+}
+
+/// Everything that constrains the nodes of one Pod (or Pod template).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraints {
+    /// The Pod's OS: the value of `kubernetes.io/os` on every node it may run on.
+    pub os: String,
+    /// The nodeSelector, each entry `key In [value]`, in key order.
+    selector: Vec<Requirement>,
+    /// The nodeSelector's entries on the architecture and OS labels (all of them when it has none
+    /// of those), for messages.
+    pub selector_entries: Vec<(String, String)>,
+    /// The required node affinity terms; `None` when there are none (absent, `{}`, `[]`).
+    pub terms: Option<Vec<Term>>,
+}
+
+impl Constraints {
+    /// Reads a Pod spec's nodeSelector and required node affinity terms, for a Pod of `os`.
+    pub fn read(spec: &Value, os: &str) -> Constraints {
+        let mut selector = Vec::new();
+        let (mut linked, mut others) = (Vec::new(), Vec::new());
+        if let Some(entries) = spec["nodeSelector"].as_object() {
+            for (key, value) in entries {
+                // A value that is not a string matches no node.
+                let test = value
+                    .as_str()
+                    .map_or(Test::Never, |v| Test::In(vec![v.to_string()]));
+                let entry = (
+                    key.clone(),
+                    value
+                        .as_str()
+                        .map_or_else(|| value.to_string(), str::to_string),
+                );
+                if LINKED_LABELS.contains(&key.as_str()) {
+                    linked.push(entry);
+                } else {
+                    others.push(entry);
+                }
+                selector.push(Requirement {
+                    key: key.clone(),
+                    field: false,
+                    test,
+                });
+            }
+        }
+        let terms = crate::pod::required_terms(spec)
+            .filter(|terms| !terms.is_empty())
+            .map(|terms| terms.iter().map(Term::read).collect());
+        Constraints {
+            os: os.to_string(),
+            selector,
+            selector_entries: if linked.is_empty() { others } else { linked },
+            terms,
+        }
+    }
+
+    /// The architectures of the nodes the Pod admits.
+    pub fn admits(&self) -> Admits {
+        match &self.terms {
+            None => self.conjunction(&self.selector, &[]),
+            Some(terms) => (0..terms.len())
+                .map(|index| self.term_admits(index))
+                .fold(Admits::none(), Admits::or),
+        }
+    }
+
+    /// The architectures the nodeSelector alone admits.
+    pub fn selector_admits(&self) -> Admits {
+        self.conjunction(&self.selector, &[])
+    }
+
+    /// The architectures that term `index`, with the nodeSelector, admits.
+    pub fn term_admits(&self, index: usize) -> Admits {
+        match self.terms.as_ref().and_then(|terms| terms.get(index)) {
+            Some(term) if !term.empty => self.conjunction(&self.selector, &term.requirements),
+            _ => Admits::none(),
+        }
+    }
+
+    /// The architectures that term `index` alone (without the nodeSelector) admits.
+    pub fn term_alone_admits(&self, index: usize) -> Admits {
+        match self.terms.as_ref().and_then(|terms| terms.get(index)) {
+            Some(term) if !term.empty => self.conjunction(&[], &term.requirements),
+            _ => Admits::none(),
+        }
+    }
+
+    /// What `selector` and `requirements` admit together.
+    fn conjunction(&self, selector: &[Requirement], requirements: &[Requirement]) -> Admits {
+        let all: Vec<&Requirement> = selector.iter().chain(requirements).collect();
+        let same = |field: bool, key: &str| -> Vec<&Test> {
+            all.iter()
+                .filter(|r| r.field == field && r.key == key)
+                .map(|r| &r.test)
+                .collect()
+        };
+        let tests = |key: &str| same(false, key);
+        let passes = |key: &str, value: Option<&str>| tests(key).iter().all(|t| t.passes(value));
+        // Every other label, and the node's name, may take any value.
+        let free = all.iter().all(|r| {
+            if r.field {
+                satisfiable(&same(true, &r.key), false)
+            } else {
+                LINKED_LABELS.contains(&r.key.as_str()) || satisfiable(&same(false, &r.key), true)
+            }
+        });
+        if !free || !passes(OS_LABEL, Some(&self.os)) {
+            return Admits::none();
+        }
+        let architecture = tests(ARCH_LABEL)
+            .iter()
+            .fold(Admits::All, |admits, test| admits.and(test.architectures()));
+        // Nodes with the beta labels: the same values.
+        let with_beta = if passes(BETA_OS_LABEL, Some(&self.os)) {
+            tests(BETA_ARCH_LABEL)
+                .iter()
+                .fold(architecture.clone(), |admits, test| {
+                    admits.and(test.architectures())
+                })
+        } else {
+            Admits::none()
+        };
+        // Nodes without them.
+        let without_beta = if passes(BETA_OS_LABEL, None) && passes(BETA_ARCH_LABEL, None) {
+            architecture
+        } else {
+            Admits::none()
+        };
+        with_beta.or(without_beta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(list: &[&str]) -> Architectures {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn spec_with_terms(selector: Value, terms: Value) -> Value {
+        json!({"nodeSelector": selector, "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}})
+    }
+
+    fn admits(selector: Value, terms: Value) -> Admits {
+        Constraints::read(&spec_with_terms(selector, terms), "linux").admits()
+    }
+
+    #[test]
+    fn selector_and_terms_are_one_constraint() {
+        let arch = |op: &str, values: &[&str]| json!({"matchExpressions": [{"key": "kubernetes.io/arch", "operator": op, "values": values}]});
+        assert_eq!(admits(json!({}), json!([])), Admits::All);
+        assert_eq!(admits(json!({}), json!([{}])), Admits::none());
+        assert_eq!(
+            admits(json!({"kubernetes.io/arch": "arm64"}), json!([])),
+            Admits::Only(set(&["arm64"]))
+        );
+        assert_eq!(
+            admits(
+                json!({"kubernetes.io/arch": "arm64"}),
+                json!([arch("In", &["s390x"])])
+            ),
+            Admits::none()
+        );
+        assert_eq!(
+            admits(
+                json!({"kubernetes.io/arch": "amd64", "beta.kubernetes.io/arch": "arm64"}),
+                json!([])
+            ),
+            Admits::none()
+        );
+        // A beta arch selector needs the beta label: only nodes that have it.
+        assert_eq!(
+            admits(json!({"beta.kubernetes.io/arch": "arm64"}), json!([])),
+            Admits::Only(set(&["arm64"]))
+        );
+        assert_eq!(
+            admits(
+                json!({}),
+                json!([arch("In", &["amd64"]), arch("NotIn", &["amd64", "s390x"])])
+            ),
+            Admits::AllBut(set(&["s390x"]))
+        );
+        // Another OS's nodes are not the Pod's.
+        assert_eq!(
+            admits(json!({"kubernetes.io/os": "windows"}), json!([])),
+            Admits::none()
+        );
+        // Impossible requirements on other labels and on the name.
+        let zone = json!([{"matchExpressions": [
+            {"key": "zone", "operator": "In", "values": ["a"]},
+            {"key": "zone", "operator": "NotIn", "values": ["a"]}]}]);
+        assert_eq!(admits(json!({}), zone), Admits::none());
+        let named = json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]},
+                             {"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}]);
+        assert_eq!(admits(json!({}), named), Admits::All);
+        let ranks = |low: &str, high: &str, not: &str| {
+            json!([{"matchExpressions": [
+            {"key": "rank", "operator": "Gt", "values": [low]},
+            {"key": "rank", "operator": "Lt", "values": [high]},
+            {"key": "rank", "operator": "NotIn", "values": [not]}]}])
+        };
+        assert_eq!(admits(json!({}), ranks("1", "3", "2")), Admits::All);
+        assert_eq!(admits(json!({}), ranks("1", "2", "x")), Admits::none());
+        // Numeric comparisons on the architecture admit only numeric ones.
+        assert_eq!(
+            admits(
+                json!({}),
+                json!([{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "Gt", "values": ["1"]}]}])
+            ),
+            Admits::Only(set(&["386"]))
+        );
+    }
+
+    #[test]
+    fn within_a_universe() {
+        let all = set(&["amd64", "arm64", "s390x"]);
+        assert!(Admits::AllBut(set(&["s390x"])).within(&set(&["amd64", "arm64"]), &all));
+        assert!(!Admits::AllBut(set(&["s390x"])).within(&set(&["amd64"]), &all));
+        assert!(!Admits::AllBut(set(&["s390x"])).within(&set(&["amd64", "arm64"]), &set(&[])));
+        assert!(Admits::Only(set(&["arm64"])).within(&set(&["arm64"]), &set(&[])));
+    }
+}

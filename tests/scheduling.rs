@@ -1,0 +1,813 @@
+//! Scheduling equivalence: the policy's decision judged against a scheduler oracle over a universe
+//! of nodes, for generated Pods and generated workload templates.
+//!
+//! The oracle is Kubernetes' node matching as the API reference states it (PodSpec.nodeSelector,
+//! NodeAffinity.requiredDuringSchedulingIgnoredDuringExecution, NodeSelectorTerm,
+//! NodeSelectorRequirement), written here without reading `src/`:
+//! - a node matches the nodeSelector when it has every key with exactly that value;
+//! - the node selector terms are ORed; a term's matchExpressions and matchFields are ANDed; a
+//!   term with neither matches no node; no terms at all (absent, `{}`, `[]`: the API server
+//!   refuses the last two) constrain nothing;
+//! - `In`: the label is present and its value one of the values; `NotIn`: absent, or not one of
+//!   them; `Exists` / `DoesNotExist`: present / absent; `Gt` / `Lt`: present, and its value, read as
+//!   an integer, greater / less than the single value read as an integer;
+//! - matchFields select on the node's fields: `metadata.name` with `In` / `NotIn`.
+//!
+//! The universe: every architecture x OS, with and without the beta labels, every value of one
+//! other label (`tier`, including absent) and every node name, so every name carries every
+//! architecture. A Pod runs on the nodes of its OS (`spec.os.name`, else its nodeSelector's
+//! `kubernetes.io/os` or `beta.kubernetes.io/os`, else `defaultOperatingSystem`: the operator's
+//! statement of which nodes the Pods that do not say run on) and, when `schedulableArchitectures`
+//! is set, of those architectures (the cluster has no others).
+//!
+//! For every Pod the README's skip rules do not exempt:
+//! - rejected (or, with `onNoCommonArchitecture: accept`, warned about and left unchanged) <=>
+//!   no node the Pod admits has an architecture every image runs on;
+//! - accepted => the resulting Pod admits exactly the nodes the original admits whose
+//!   architecture every image runs on, has the `architectureTolerations` of exactly those
+//!   architectures that it did not have, and run again it is accepted with no patch;
+//! - every value the user wrote is kept (the result contains the original).
+//!
+//! The seed is random, printed, and can be set with `SCHEDULING_SEED=<u64>`;
+//! `SCHEDULING_CASES` sets the number of cases per property (default 10000).
+
+mod common;
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use common::{run_request, FixtureRegistry};
+use image_arch_affinity::policy::Verdict;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
+use serde_json::{json, Map, Value};
+
+// ---- the oracle ----
+
+/// A node: its name and labels.
+#[derive(Debug, Clone)]
+struct Node {
+    name: String,
+    labels: BTreeMap<&'static str, String>,
+}
+
+impl Node {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.labels.get(key).map(String::as_str)
+    }
+    fn arch(&self) -> &str {
+        self.label("kubernetes.io/arch").unwrap_or_default()
+    }
+    fn os(&self) -> &str {
+        self.label("kubernetes.io/os").unwrap_or_default()
+    }
+}
+
+fn strings(values: &Value) -> Vec<&str> {
+    values
+        .as_array()
+        .map(|v| v.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// NodeSelectorRequirement against a label's value (`None`: no such label).
+fn requirement_matches(requirement: &Value, value: Option<&str>) -> bool {
+    let values = strings(&requirement["values"]);
+    let integer = |text: &str| text.parse::<i64>().ok();
+    let compare = |ordering: std::cmp::Ordering| match (value.and_then(integer), values.as_slice())
+    {
+        (Some(value), [bound]) => integer(bound).is_some_and(|bound| value.cmp(&bound) == ordering),
+        _ => false,
+    };
+    match requirement["operator"].as_str() {
+        Some("In") => value.is_some_and(|v| values.contains(&v)),
+        Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
+        Some("Exists") => value.is_some(),
+        Some("DoesNotExist") => value.is_none(),
+        Some("Gt") => compare(std::cmp::Ordering::Greater),
+        Some("Lt") => compare(std::cmp::Ordering::Less),
+        _ => false,
+    }
+}
+
+fn term_matches(term: &Value, node: &Node) -> bool {
+    let list = |name: &str| term[name].as_array().map(Vec::as_slice).unwrap_or_default();
+    let (expressions, fields) = (list("matchExpressions"), list("matchFields"));
+    if expressions.is_empty() && fields.is_empty() {
+        return false;
+    }
+    expressions.iter().all(|expression| {
+        requirement_matches(
+            expression,
+            node.label(expression["key"].as_str().unwrap_or_default()),
+        )
+    }) && fields.iter().all(|field| {
+        field["key"] == "metadata.name"
+            && matches!(field["operator"].as_str(), Some("In") | Some("NotIn"))
+            && requirement_matches(field, Some(&node.name))
+    })
+}
+
+/// Whether the scheduler may place a Pod with this spec on `node`.
+fn admits(spec: &Value, node: &Node) -> bool {
+    let selector_ok = spec["nodeSelector"].as_object().is_none_or(|selector| {
+        selector
+            .iter()
+            .all(|(key, value)| value.as_str().is_some() && node.label(key) == value.as_str())
+    });
+    let terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"]
+        .as_array();
+    let terms_ok = match terms {
+        None => true,
+        Some(terms) if terms.is_empty() => true,
+        Some(terms) => terms.iter().any(|term| term_matches(term, node)),
+    };
+    selector_ok && terms_ok
+}
+
+const ARCHES: [&str; 5] = ["amd64", "arm64", "arm", "s390x", "ppc64le"];
+/// Node architectures: those of the images, and one no image has.
+const NODE_ARCHES: [&str; 6] = ["amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64"];
+const OSES: [&str; 2] = ["linux", "windows"];
+const NAMES: [&str; 3] = ["node-1", "node-7", "other"];
+const TIERS: [Option<&str>; 6] = [None, Some("0"), Some("1"), Some("2"), Some("3"), Some("02")];
+
+fn universe() -> Vec<Node> {
+    let mut nodes = Vec::new();
+    for os in OSES {
+        for arch in NODE_ARCHES {
+            for beta in [true, false] {
+                for tier in TIERS {
+                    for name in NAMES {
+                        let mut labels = BTreeMap::new();
+                        labels.insert("kubernetes.io/arch", arch.to_string());
+                        labels.insert("kubernetes.io/os", os.to_string());
+                        if beta {
+                            labels.insert("beta.kubernetes.io/arch", arch.to_string());
+                            labels.insert("beta.kubernetes.io/os", os.to_string());
+                        }
+                        if let Some(tier) = tier {
+                            labels.insert("tier", tier.to_string());
+                        }
+                        nodes.push(Node {
+                            name: name.to_string(),
+                            labels,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    nodes
+}
+
+// ---- generated cases ----
+
+#[derive(Debug, Clone)]
+struct Image {
+    platforms: Vec<(Option<&'static str>, &'static str)>,
+    single: bool,
+    fails: bool,
+}
+
+fn image_strategy() -> impl Strategy<Value = Image> {
+    (
+        prop::collection::vec(
+            (
+                prop::sample::select(vec![
+                    Some("linux"),
+                    Some("linux"),
+                    Some("linux"),
+                    Some("windows"),
+                    None,
+                ]),
+                prop::sample::select(vec![
+                    "amd64", "amd64", "amd64", "arm64", "arm64", "arm64", "arm", "s390x", "ppc64le",
+                ]),
+            ),
+            1..6,
+        ),
+        any::<bool>(),
+        prop::bool::weighted(0.04),
+    )
+        .prop_map(|(platforms, single, fails)| Image {
+            single: single && platforms.len() == 1 && platforms[0].0.is_some(),
+            platforms,
+            fails,
+        })
+}
+
+fn image_name(index: usize) -> String {
+    format!("registry.example.com/gen/image{index}:1")
+}
+
+fn registry_for(images: &[Image]) -> FixtureRegistry {
+    let mut registry = FixtureRegistry::default();
+    for (index, image) in images.iter().enumerate() {
+        let name = image_name(index);
+        if image.fails {
+            registry.fail(
+                &name,
+                "Host error: 500 Internal Server Error\nStack backtrace:\n 0: x",
+            );
+        } else if image.single {
+            let (os, arch) = image.platforms[0];
+            registry.single(
+                &name,
+                &json!({"manifest": {}, "digest": "sha256:x", "config": {"os": os, "architecture": arch}})
+                    .to_string(),
+            );
+        } else {
+            let entries: Vec<Value> = image
+                .platforms
+                .iter()
+                .map(|(os, arch)| {
+                    let mut platform = json!({"architecture": arch});
+                    if let Some(os) = os {
+                        platform["os"] = json!(os);
+                    }
+                    json!({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:x", "size": 1, "platform": platform})
+                })
+                .collect();
+            registry.index(
+                &name,
+                &json!({"schemaVersion": 2, "manifests": entries}).to_string(),
+            );
+        }
+    }
+    registry
+}
+
+const ARCH: &str = "kubernetes.io/arch";
+const BETA_ARCH: &str = "beta.kubernetes.io/arch";
+const OS: &str = "kubernetes.io/os";
+const BETA_OS: &str = "beta.kubernetes.io/os";
+
+/// Values that a requirement on `key` may name.
+fn values_for(key: &'static str) -> Vec<&'static str> {
+    match key {
+        ARCH | BETA_ARCH => NODE_ARCHES.to_vec(),
+        OS | BETA_OS => OSES.to_vec(),
+        _ => vec!["1", "2"],
+    }
+}
+
+fn expression_strategy() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        ARCH, ARCH, ARCH, ARCH, BETA_ARCH, OS, BETA_OS, "tier", "tier",
+    ])
+    .prop_flat_map(|key| {
+        (
+            prop::sample::select(vec![
+                "In",
+                "In",
+                "In",
+                "In",
+                "NotIn",
+                "NotIn",
+                "NotIn",
+                "Exists",
+                "DoesNotExist",
+                "Gt",
+                "Lt",
+            ]),
+            prop::sample::subsequence(values_for(key), 1..3),
+            prop::sample::select(vec!["1", "2"]),
+        )
+            .prop_map(move |(operator, values, bound)| match operator {
+                "Exists" | "DoesNotExist" => json!({"key": key, "operator": operator}),
+                "Gt" | "Lt" => json!({"key": key, "operator": operator, "values": [bound]}),
+                _ => json!({"key": key, "operator": operator, "values": values}),
+            })
+    })
+}
+
+fn field_strategy() -> impl Strategy<Value = Value> {
+    (
+        prop::sample::select(vec!["In", "In", "NotIn"]),
+        prop::sample::select(vec!["node-1", "node-7"]),
+    )
+        .prop_map(|(operator, name)| {
+            json!({"key": "metadata.name", "operator": operator, "values": [name]})
+        })
+}
+
+fn term_strategy() -> impl Strategy<Value = Value> {
+    (
+        prop::collection::vec(expression_strategy(), 0..3),
+        prop::option::weighted(0.3, prop::collection::vec(field_strategy(), 1..3)),
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|(expressions, fields, extra)| {
+            let mut term = Map::new();
+            if !expressions.is_empty() || fields.is_none() {
+                term.insert("matchExpressions".into(), json!(expressions));
+            }
+            if let Some(fields) = fields {
+                term.insert("matchFields".into(), json!(fields));
+            }
+            if extra {
+                term.insert("x-unknown-term-field".into(), json!({"keep": true}));
+            }
+            Value::Object(term)
+        })
+}
+
+fn selector_strategy() -> impl Strategy<Value = Option<Value>> {
+    prop::option::weighted(
+        0.4,
+        (
+            prop::option::weighted(
+                0.6,
+                prop::sample::select(vec![
+                    "amd64", "amd64", "arm64", "arm64", "arm", "s390x", "ppc64le", "riscv64",
+                ]),
+            ),
+            prop::option::weighted(0.1, prop::sample::select(NODE_ARCHES.to_vec())),
+            prop::option::weighted(0.2, prop::sample::select(OSES.to_vec())),
+            prop::option::weighted(0.1, prop::sample::select(OSES.to_vec())),
+            prop::option::weighted(0.2, prop::sample::select(vec!["1", "2", "3"])),
+        )
+            .prop_map(|(arch, beta_arch, os, beta_os, tier)| {
+                let mut selector = Map::new();
+                for (key, value) in [
+                    (ARCH, arch),
+                    (BETA_ARCH, beta_arch),
+                    (OS, os),
+                    (BETA_OS, beta_os),
+                    ("tier", tier),
+                ] {
+                    if let Some(value) = value {
+                        selector.insert(key.into(), json!(value));
+                    }
+                }
+                Value::Object(selector)
+            }),
+    )
+}
+
+/// The required node affinity: absent, `{}`, no terms, or terms.
+fn required_strategy() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        3 => Just(None),
+        1 => Just(Some(json!({}))),
+        1 => Just(Some(json!({"nodeSelectorTerms": []}))),
+        8 => prop::collection::vec(term_strategy(), 1..4).prop_map(|terms| Some(json!({"nodeSelectorTerms": terms}))),
+    ]
+}
+
+fn settings_strategy() -> impl Strategy<Value = Value> {
+    (
+        prop_oneof![
+            Just(Vec::new()),
+            prop::sample::subsequence(ARCHES.to_vec(), 1..5)
+        ],
+        prop::sample::select(vec!["ignoreImage", "ignoreImage", "accept", "reject"]),
+        prop::sample::select(vec!["reject", "reject", "accept"]),
+        prop::option::of(prop::sample::select(ARCHES.to_vec())),
+        any::<bool>(),
+        prop::sample::select(vec!["linux", "linux", "linux", "linux", "windows"]),
+    )
+        .prop_map(|(schedulable, lookup, no_common, preferred, tolerations, os)| {
+            let mut settings = json!({"schedulableArchitectures": schedulable, "onLookupFailure": lookup,
+                "onNoCommonArchitecture": no_common, "defaultOperatingSystem": os,
+                "workloadTemplates": "mutate", "daemonSetTemplates": "mutate"});
+            if let Some(preferred) = preferred {
+                if schedulable.is_empty() || schedulable.contains(&preferred) {
+                    settings["preferredArchitecture"] = json!(preferred);
+                }
+            }
+            if tolerations {
+                settings["architectureTolerations"] = json!(TOLERATIONS.clone());
+            }
+            settings
+        })
+}
+
+static TOLERATIONS: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({
+        "arm64": [{"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}],
+        "s390x": [{"key": "mainframe", "operator": "Exists"}],
+        "amd64": [{"key": "pool", "operator": "Equal", "value": "x86", "effect": "NoSchedule"}]})
+});
+
+#[derive(Debug, Clone)]
+struct Case {
+    images: Vec<Image>,
+    /// The Pod (or the Pod template: its `metadata` and `spec`).
+    pod: Value,
+    settings: Value,
+    /// Skip rules: bound to a node, controlled by a DaemonSet, an UPDATE.
+    exempt: Option<&'static str>,
+}
+
+fn case_strategy() -> impl Strategy<Value = Case> {
+    prop::collection::vec(image_strategy(), 1..3).prop_flat_map(|images| {
+        let count = images.len();
+        (
+            Just(images),
+            prop::collection::vec(0..count, 1..4),
+            prop::collection::vec(0..count, 0..2),
+            selector_strategy(),
+            required_strategy(),
+            prop::sample::select(vec![None, None, None, None, None, None, Some(""), Some("linux"), Some("windows")]),
+            (any::<bool>(), any::<bool>(), prop::option::weighted(0.1, prop::sample::select(vec!["arm64", "bogus"]))),
+            settings_strategy(),
+            prop_oneof![30 => Just(None), 1 => Just(Some("nodeName")), 1 => Just(Some("daemonSet")), 1 => Just(Some("update"))],
+        )
+            .prop_map(
+                |(images, containers, init, selector, required, os_name, (preferred, tolerations, annotation), settings, exempt)| {
+                    let container = |i: &usize| json!({"name": format!("c{i}"), "image": image_name(*i), "x-unknown": [1, 2]});
+                    let mut spec = json!({"containers": containers.iter().map(container).collect::<Vec<_>>(),
+                        "x-unknown-spec": {"deep": {"er": 1}}});
+                    if !init.is_empty() {
+                        spec["initContainers"] = json!(init.iter().map(container).collect::<Vec<_>>());
+                    }
+                    if let Some(selector) = selector {
+                        spec["nodeSelector"] = selector;
+                    }
+                    let mut node_affinity = Map::new();
+                    if let Some(required) = required {
+                        node_affinity.insert("requiredDuringSchedulingIgnoredDuringExecution".into(), required);
+                    }
+                    if preferred {
+                        node_affinity.insert("preferredDuringSchedulingIgnoredDuringExecution".into(),
+                            json!([{"weight": 3, "preference": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["1"]}]}}]));
+                    }
+                    if !node_affinity.is_empty() {
+                        spec["affinity"] = json!({"nodeAffinity": node_affinity, "podAffinity": {"x": 1}});
+                    }
+                    if let Some(name) = os_name {
+                        spec["os"] = json!({"name": name});
+                    }
+                    if tolerations {
+                        spec["tolerations"] = json!([{"key": "mainframe", "operator": "Exists"}, {"key": "other", "operator": "Exists", "x-unknown": 1}]);
+                    }
+                    let mut metadata = json!({"name": "p", "labels": {"team": "blue"}, "x-unknown-meta": 1});
+                    if let Some(annotation) = annotation {
+                        metadata["annotations"] = json!({"image-arch-affinity.kubewarden.io/preferred-architecture": annotation});
+                    }
+                    match exempt {
+                        Some("nodeName") => spec["nodeName"] = json!("node-1"),
+                        Some("daemonSet") => metadata["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "u", "controller": true}]),
+                        _ => {}
+                    }
+                    Case {
+                        images,
+                        pod: json!({"metadata": metadata, "spec": spec}),
+                        settings,
+                        exempt,
+                    }
+                },
+            )
+    })
+}
+
+// ---- the property ----
+
+/// The OS of the nodes the Pod runs on (see the module's documentation).
+fn pod_os<'a>(spec: &'a Value, settings: &'a Value) -> &'a str {
+    [
+        &spec["os"]["name"],
+        &spec["nodeSelector"][OS],
+        &spec["nodeSelector"][BETA_OS],
+    ]
+    .into_iter()
+    .filter_map(Value::as_str)
+    .find(|os| !os.is_empty())
+    .unwrap_or(
+        settings["defaultOperatingSystem"]
+            .as_str()
+            .unwrap_or("linux"),
+    )
+}
+
+/// Whether `result` holds every value of `original`: objects keep their keys, arrays their items
+/// as a prefix, everything else is equal.
+fn contains(result: &Value, original: &Value) -> bool {
+    match (result, original) {
+        (Value::Object(result), Value::Object(original)) => original
+            .iter()
+            .all(|(key, value)| result.get(key).is_some_and(|r| contains(r, value))),
+        (Value::Array(result), Value::Array(original)) => {
+            result.len() >= original.len()
+                && original.iter().zip(result).all(|(o, r)| contains(r, o))
+        }
+        _ => result == original,
+    }
+}
+
+#[derive(Default)]
+struct Counts {
+    cases: Cell<usize>,
+    named_node: Cell<usize>,
+    exempt: Cell<usize>,
+    rejected: Cell<usize>,
+    mutated: Cell<usize>,
+}
+
+fn bump(cell: &Cell<usize>) {
+    cell.set(cell.get() + 1);
+}
+
+/// Where the Pod sits in a request of `kind`, and the request's object.
+fn wrap(kind: &str, pod: &Value) -> Value {
+    match kind {
+        "Pod" => {
+            let mut pod = pod.clone();
+            pod["apiVersion"] = json!("v1");
+            pod["kind"] = json!("Pod");
+            pod
+        }
+        "CronJob" => json!({"apiVersion": "batch/v1", "kind": kind, "metadata": {"name": "w"},
+            "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": pod}}}}),
+        _ => json!({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w"},
+            "spec": {"replicas": 2, "template": pod}}),
+    }
+}
+
+fn unwrap<'a>(kind: &str, object: &'a Value) -> &'a Value {
+    match kind {
+        "Pod" => object,
+        "CronJob" => &object["spec"]["jobTemplate"]["spec"]["template"],
+        _ => &object["spec"]["template"],
+    }
+}
+
+fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(), TestCaseError> {
+    bump(&counts.cases);
+    let spec = &case.pod["spec"];
+    let has_named_node_term = spec["affinity"]["nodeAffinity"]
+        ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        .as_array()
+        .is_some_and(|terms| {
+            terms
+                .iter()
+                .any(|t| t["matchFields"].as_array().is_some_and(|f| !f.is_empty()))
+        });
+    if has_named_node_term {
+        bump(&counts.named_node);
+    }
+    let settings = common::settings(case.settings.clone());
+    let object = wrap(kind, &case.pod);
+    let operation = if case.exempt == Some("update") {
+        "UPDATE"
+    } else {
+        "CREATE"
+    };
+    let mut registry = registry_for(&case.images);
+    // Skip rules: a Pod (or template) bound to a node or controlled by a DaemonSet; a Pod UPDATE
+    // (a workload's UPDATE is decided like its CREATE).
+    let exempt = match case.exempt {
+        None => false,
+        Some("update") => kind == "Pod",
+        Some(_) => true,
+    };
+    let run = run_request(&mut registry, kind, operation, &object, &settings);
+    if exempt {
+        bump(&counts.exempt);
+        prop_assert_eq!(
+            &run.decision.verdict,
+            &Verdict::Accept,
+            "exempt {:?}",
+            case.exempt
+        );
+        prop_assert!(
+            run.calls.is_empty(),
+            "an exempt Pod is looked up: {:?}",
+            run.calls
+        );
+        return Ok(());
+    }
+
+    // What every image that was looked up runs on.
+    let used: BTreeSet<usize> = spec["containers"]
+        .as_array()
+        .into_iter()
+        .chain(spec["initContainers"].as_array())
+        .flatten()
+        .filter_map(|c| c["image"].as_str())
+        .filter_map(|image| (0..case.images.len()).find(|i| image_name(*i) == image))
+        .collect();
+    let failed = used.iter().any(|i| case.images[*i].fails);
+    match case.settings["onLookupFailure"].as_str() {
+        Some("accept") if failed => {
+            prop_assert_eq!(&run.decision.verdict, &Verdict::Accept);
+            return Ok(());
+        }
+        Some("reject") if failed => {
+            prop_assert!(
+                matches!(run.decision.verdict, Verdict::Reject(_)),
+                "{:?}",
+                run.decision
+            );
+            bump(&counts.rejected);
+            return Ok(());
+        }
+        _ => {}
+    }
+    let known: Vec<&Image> = used
+        .iter()
+        .map(|i| &case.images[*i])
+        .filter(|i| !i.fails)
+        .collect();
+    if known.is_empty() {
+        prop_assert_eq!(&run.decision.verdict, &Verdict::Accept);
+        return Ok(());
+    }
+    let runs_everything = |node: &Node| {
+        known.iter().all(|image| {
+            image
+                .platforms
+                .iter()
+                .any(|(os, arch)| os.is_none_or(|os| os == node.os()) && *arch == node.arch())
+        })
+    };
+    let os = pod_os(spec, &case.settings);
+    let schedulable: BTreeSet<&str> = strings(&case.settings["schedulableArchitectures"])
+        .into_iter()
+        .collect();
+    let universe: Vec<&Node> = nodes
+        .iter()
+        .filter(|n| n.os() == os && (schedulable.is_empty() || schedulable.contains(n.arch())))
+        .collect();
+    let admitted = |spec: &Value| -> Vec<usize> {
+        (0..universe.len())
+            .filter(|i| admits(spec, universe[*i]))
+            .collect()
+    };
+    let original = admitted(spec);
+    let wanted: Vec<usize> = original
+        .iter()
+        .copied()
+        .filter(|i| runs_everything(universe[*i]))
+        .collect();
+
+    if wanted.is_empty() {
+        match case.settings["onNoCommonArchitecture"].as_str() {
+            Some("accept") => {
+                prop_assert_eq!(&run.decision.verdict, &Verdict::Accept);
+                prop_assert!(
+                    run.decision.warnings.iter().any(|w| w.ends_with("(accepted without an architecture constraint: setting onNoCommonArchitecture: accept)")),
+                    "no warning: {:?}", run.decision.warnings
+                );
+            }
+            _ => prop_assert!(
+                matches!(run.decision.verdict, Verdict::Reject(_)),
+                "no admitted node runs every image, yet {:?}",
+                run.decision
+            ),
+        }
+        bump(&counts.rejected);
+        return Ok(());
+    }
+    let result = match &run.decision.verdict {
+        Verdict::Reject(message) => {
+            return Err(TestCaseError::fail(format!(
+                "rejected, yet {} admitted nodes run every image: {message}",
+                wanted.len()
+            )))
+        }
+        Verdict::Accept => object.clone(),
+        Verdict::Mutate(mutated) => {
+            bump(&counts.mutated);
+            mutated.clone()
+        }
+    };
+    prop_assert!(
+        contains(&result, &object),
+        "a value the user wrote was lost: {}",
+        result
+    );
+    let result_pod = unwrap(kind, &result);
+    let now = admitted(&result_pod["spec"]);
+    prop_assert_eq!(
+        &now,
+        &wanted,
+        "the result admits other nodes than the original's that run every image; result spec {}",
+        result_pod["spec"]
+    );
+    // The tolerations of exactly the architectures it may run on.
+    let finally: BTreeSet<&str> = wanted.iter().map(|i| universe[*i].arch()).collect();
+    let configured = &case.settings["architectureTolerations"];
+    let before = spec["tolerations"].as_array().cloned().unwrap_or_default();
+    let after = result_pod["spec"]["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let wanted_tolerations: Vec<&Value> = finally
+        .iter()
+        .filter_map(|arch| configured[*arch].as_array())
+        .flatten()
+        .collect();
+    for toleration in &wanted_tolerations {
+        prop_assert!(
+            after.contains(toleration),
+            "missing toleration {} for {:?}",
+            toleration,
+            finally
+        );
+    }
+    for added in &after[before.len()..] {
+        prop_assert!(
+            wanted_tolerations.contains(&added),
+            "toleration {} added for none of {:?}",
+            added,
+            finally
+        );
+    }
+    // Idempotent: the result, run again, is accepted as it is.
+    if matches!(run.decision.verdict, Verdict::Mutate(_)) {
+        let mut registry = registry_for(&case.images);
+        let again = run_request(&mut registry, kind, operation, &result, &settings);
+        prop_assert_eq!(
+            &again.decision.verdict,
+            &Verdict::Accept,
+            "second run on {}",
+            result_pod["spec"]
+        );
+    }
+    Ok(())
+}
+
+fn seed() -> u64 {
+    std::env::var("SCHEDULING_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        })
+}
+
+fn cases() -> u32 {
+    std::env::var("SCHEDULING_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000)
+}
+
+/// Runs the property over generated Pods placed in requests of `kinds`, and prints what it covered.
+fn property(what: &str, kinds: Vec<&'static str>) {
+    let seed = seed();
+    let bytes: Vec<u8> = std::iter::repeat_n(seed.to_le_bytes(), 4)
+        .flatten()
+        .collect();
+    let config = Config {
+        cases: cases(),
+        failure_persistence: None,
+        max_shrink_iters: 2048,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let nodes = universe();
+    let counts = Counts::default();
+    let started = Instant::now();
+    let result = runner.run(
+        &(case_strategy(), prop::sample::select(kinds)),
+        |(case, kind)| check(&case, kind, &nodes, &counts),
+    );
+    // Written to stderr directly, so that every `cargo test` shows it.
+    let _ = writeln!(
+        std::io::stderr(),
+        "scheduling equivalence, {what}: {} cases ({} with a named-node matchFields term, {} exempt, {} rejected or warned, {} mutated) \
+         over {} nodes in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+        counts.cases.get(),
+        counts.named_node.get(),
+        counts.exempt.get(),
+        counts.rejected.get(),
+        counts.mutated.get(),
+        nodes.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if let Err(error) = result {
+        panic!("{error}\nseed {seed}: SCHEDULING_SEED={seed} cargo test --test scheduling");
+    }
+}
+
+#[test]
+fn pods_admit_exactly_the_nodes_that_run_their_images() {
+    property("Pods", vec!["Pod"]);
+}
+
+#[test]
+fn workload_templates_admit_exactly_the_nodes_that_run_their_images() {
+    property(
+        "workload templates",
+        vec![
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "Job",
+            "CronJob",
+            "ReplicaSet",
+            "ReplicationController",
+        ],
+    );
+}
