@@ -35,9 +35,6 @@ pin_patch() {
       {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: $a}]}]}}}}]'
 }
 
-# kwctl runs with RUST_BACKTRACE unset: with it set, the host appends a stack backtrace to the
-# error text of a failed lookup, which the policy then quotes in its warnings and messages.
-unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 
 # recorded_calls FILE: one "TAG IMAGE" line per host call in a kwctl
 # --record-host-capabilities-interactions file, in call order (TAG: OciManifest,

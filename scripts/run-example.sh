@@ -8,8 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 KWCTL=${KWCTL:-.tools/bin/kwctl}
 [[ "$KWCTL" == */* ]] && KWCTL=$(realpath "$KWCTL")
-# With RUST_BACKTRACE set, the host appends a backtrace to lookup errors (and so to warnings).
-unset RUST_BACKTRACE RUST_LIB_BACKTRACE
 # A registry of its own, even when called with another one's variables in the environment.
 unset REGISTRY REGISTRY_PID REGISTRY_DIR SOURCES DIGESTS_FILE
 # shellcheck source=../e2e/registry.bash
