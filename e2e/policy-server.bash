@@ -5,7 +5,7 @@
 #   policy_server_start POLICIES_YML [EXTRA_ARGS...]
 #       # exports POLICY_SERVER_URL=http://127.0.0.1:PORT, POLICY_SERVER_PID, POLICY_SERVER_DIR,
 #       # POLICY_SERVER_LOG; returns once the readiness probe answers (every policy loaded)
-#   policy_server_validate POLICY_ID REVIEW_JSON_FILE   # prints the AdmissionReview answer
+#   policy_server_validate POLICY_ID REQUEST_JSON_FILE  # prints the AdmissionReview response
 #   policy_server_stop     # kills the server by its process id, removes POLICY_SERVER_DIR
 #
 # Plain HTTP, no Kubernetes (--ignore-kubernetes-connection-failure), no telemetry. When $SOURCES
@@ -115,10 +115,21 @@ _policy_server_kill() {
   unset POLICY_SERVER_PID
 }
 
-# policy_server_validate POLICY_ID FILE: POSTs the AdmissionReview in FILE to /validate/POLICY_ID.
+# policy_server_review REQUEST_FILE: the AdmissionReview (admission.k8s.io/v1) that carries the
+# AdmissionRequest in REQUEST_FILE, as the API server sends it.
+policy_server_review() {
+  jq -c '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: .}' "$1"
+}
+
+# policy_server_validate POLICY_ID REQUEST_FILE: POSTs the request, wrapped in an
+# AdmissionReview, to /validate/POLICY_ID and prints the review's `response` on one line (the
+# shape kwctl run prints). Fails on an HTTP error, printing the body.
 policy_server_validate() {
-  curl -sS --fail-with-body -X POST -H 'Content-Type: application/json' \
-    --data-binary "@$2" "$POLICY_SERVER_URL/validate/$1"
+  local review answer
+  review="$(policy_server_review "$2")" || return 1
+  answer="$(curl -sS --fail-with-body -X POST -H 'Content-Type: application/json' \
+    --data-binary "$review" "$POLICY_SERVER_URL/validate/$1")" || { echo "$answer"; return 1; }
+  echo "$answer" | jq -c '.response'
 }
 
 policy_server_stop() {
