@@ -8,7 +8,7 @@ load e2e/requests
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME"
-  export KWCTL="${KWCTL:-target/host/test-host}"
+  export KWCTL="${KWCTL:-.tools/bin/kwctl}"
   export POLICY="${POLICY:-policy.wasm}"
   source e2e/registry.bash
   registry_start

@@ -12,7 +12,7 @@ load requests
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME/.."
-  export KWCTL="${KWCTL:-target/host/test-host}"
+  export KWCTL="${KWCTL:-.tools/bin/kwctl}"
   export POLICY="${POLICY:-policy.wasm}"
   source e2e/registry.bash
   registry_start
@@ -53,13 +53,13 @@ free_port() {
   return 1
 }
 
-# faults_start: starts target/host/fault-registry (FAULT_REGISTRY to override) in front of
+# faults_start: starts target/debug/fault-registry (FAULT_REGISTRY to override) in front of
 # $REGISTRY; exports FAULTS=127.0.0.1:PORT, FAULTS_PID, FAULTS_LOG (one JSON line per request).
 faults_start() {
-  local bin="${FAULT_REGISTRY:-${CARGO_TARGET_DIR:-target}/host/fault-registry}"
+  local bin="${FAULT_REGISTRY:-${CARGO_TARGET_DIR:-target}/debug/fault-registry}"
   if [ ! -x "$bin" ]; then
-    echo "building fault-registry (cargo build -p test-host --profile host)" >&2
-    cargo build -q -p test-host --profile host --bin fault-registry </dev/null >&2 || return 1
+    echo "building fault-registry (cargo build -p registry-fixtures)" >&2
+    cargo build -q -p registry-fixtures --bin fault-registry </dev/null >&2 || return 1
   fi
   mkdir -p "$REGISTRY_DIR/faults"
   export FAULTS_LOG="$REGISTRY_DIR/faults/requests.jsonl"
