@@ -10,7 +10,8 @@
 #
 # Knobs (environment): KWCTL, POLICY_SERVER (default .tools/bin/...), BENCH_SECONDS (wrk run
 # length, default 15), BENCH_THREADS (2), BENCH_CONNECTIONS (16), BENCH_KWCTL_SECONDS (kwctl
-# bench measurement time per case, default 3), BENCH_OUT (results directory, target/bench).
+# bench measurement time per case, whole seconds, default 3), BENCH_CASES (the kwctl bench cases
+# to run, default all), BENCH_OUT (results directory, target/bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -58,13 +59,26 @@ registry_start
 registry_seed >/dev/null
 
 IMAGES=("$REGISTRY/multi/oci-index:1.0" "$REGISTRY/multi/docker-list:1.0" "$REGISTRY/single/arm64-oci:1.0")
-CASES=(pod-3-images pod-skipped deployment-3-images)
+# Each case: a request, and the settings image-arch-affinity gets (the other modules get none).
+# The last two cases split the first one's cost: one image (one lookup), and the same 3 images
+# with their architectures configured (imagePlatforms: no lookup, the guest's work alone).
+CASES=(pod-3-images pod-skipped deployment-3-images pod-1-image pod-3-images-configured)
+if [ -n "${BENCH_CASES:-}" ]; then
+  read -r -a CASES <<<"$BENCH_CASES"
+fi
+CONFIGURED='{"imagePlatforms":[{"image":"'"$REGISTRY"'/*","architectures":["arm64"]}]}'
+declare -A CASE_REQUEST=([pod-3-images]=pod-3-images [pod-skipped]=pod-skipped
+  [deployment-3-images]=deployment-3-images [pod-1-image]=pod-1-image
+  [pod-3-images-configured]=pod-3-images)
+declare -A CASE_SETTINGS=([pod-3-images-configured]="$CONFIGURED")
 REQUEST="$OUT/pod-3-images.json"
 pod_request "$(containers "${IMAGES[@]}")"
 REQUEST="$OUT/pod-skipped.json"
 pod_request "$(containers "${IMAGES[@]}" | jq -c '. + {nodeName: "node-1"}')"
 REQUEST="$OUT/deployment-3-images.json"
 workload_request Deployment CREATE "$(containers "${IMAGES[@]}")"
+REQUEST="$OUT/pod-1-image.json"
+pod_request "$(containers "${IMAGES[0]}")"
 
 # ---- 1. kwctl bench ----
 # to_us 12.3µs|450ns|1.2ms|1.1s: the duration in microseconds.
@@ -75,14 +89,30 @@ to_us() {
     printf "%.1f", v }'
 }
 
-# kwctl_bench MODULE REQUEST: "mean median" of `validate` in microseconds. kwctl prints
+# host_calls REQUEST [SETTINGS_JSON]: how many host calls image-arch-affinity makes for it
+# (kwctl's recording of the host-capability interactions).
+host_calls() {
+  local record="$OUT/host-calls.yml"
+  rm -f "$record"
+  "$KWCTL" run --sources-path "$SOURCES" --settings-json "${2:-{\}}" -r "$1" \
+    --record-host-capabilities-interactions "$record" "${MODULE[image-arch-affinity]}" \
+    >/dev/null 2>&1 || return 1
+  if [ -f "$record" ]; then grep -c '^- type: Exchange' "$record" || true; else echo 0; fi
+}
+
+# kwctl_bench MODULE REQUEST [SETTINGS_JSON]: "mean median" of `validate` in microseconds. kwctl prints
 #   validate [N iterations in T with S samples]:
 #   	elapsed	[min mean max]:	[8.35µs 16.91µs 57.20µs] (sample data: med = 15.21µs, ...)
 kwctl_bench() {
   local line min mean max median
-  line="$("$KWCTL" --no-color bench --sources-path "$SOURCES" --warm-up-time 1 \
-    --measurement-time "$BENCH_KWCTL_SECONDS" -r "$2" "$1" 2>/dev/null \
-    | grep -A1 '^validate \[' | grep 'elapsed')" || return 1
+  "$KWCTL" --no-color bench --sources-path "$SOURCES" --warm-up-time 1 \
+    --measurement-time "$BENCH_KWCTL_SECONDS" --settings-json "${3:-{\}}" -r "$2" "$1" \
+    >"$OUT/kwctl-bench.raw" 2>&1 \
+    || { cat "$OUT/kwctl-bench.raw" >&2; return 1; }
+  # kwctl bench colours its report even with --no-color.
+  sed 's/\x1b\[[0-9;]*m//g' "$OUT/kwctl-bench.raw" >"$OUT/kwctl-bench.log"
+  line="$(grep -A1 '^validate \[' "$OUT/kwctl-bench.log" | grep 'elapsed')" \
+    || { cat "$OUT/kwctl-bench.log" >&2; return 1; }
   read -r min mean max median < <(echo "$line" \
     | sed -E 's/.*\]:[[:space:]]*\[([^]]*)\].*med = ([^,]+),.*/\1 \2/')
   echo "$(to_us "$mean") $(to_us "$median")"
@@ -91,13 +121,20 @@ kwctl_bench() {
 {
   echo "## kwctl bench: validate, mean (median) per evaluation, us"
   echo
-  echo "| request | image-arch-affinity | trivial | $REFERENCE_NAME |"
-  echo "|---|---|---|---|"
+  echo "| request | image-arch-affinity's host calls | image-arch-affinity | trivial | $REFERENCE_NAME |"
+  echo "|---|---|---|---|---|"
 } | tee "$OUT/kwctl-bench.md"
 for case in "${CASES[@]}"; do
-  row="| $case |"
+  request="$OUT/${CASE_REQUEST[$case]}.json"
+  settings="${CASE_SETTINGS[$case]:-}"
+  row="| $case | $(host_calls "$request" "$settings") |"
   for name in "${NAMES[@]}"; do
-    read -r mean median < <(kwctl_bench "${MODULE[$name]}" "$OUT/$case.json")
+    if [ "$name" = image-arch-affinity ]; then
+      result="$(kwctl_bench "${MODULE[$name]}" "$request" "$settings")"
+    else
+      result="$(kwctl_bench "${MODULE[$name]}" "$request")"
+    fi
+    read -r mean median <<<"$result"
     row="$row $mean ($median) |"
   done
   echo "$row" | tee -a "$OUT/kwctl-bench.md"
@@ -116,6 +153,12 @@ trivial:
 pod-privileged:
   module: file://${MODULE[pod-privileged]}
   settings: {}
+# The same Pod decided without lookups (imagePlatforms): what the host calls cost.
+image-arch-affinity-configured:
+  module: file://${MODULE[image-arch-affinity]}
+  allowedToMutate: true
+  hostCapabilities: ["oci/*"]
+  settings: $CONFIGURED
 YAML
 policy_server_start "$OUT/policies.yml"
 
@@ -128,7 +171,7 @@ wrk.body = [==[$BODY]==]
 LUA
 
 # Each policy answers the request as expected before it is loaded.
-for name in "${NAMES[@]}"; do
+for name in "${NAMES[@]}" image-arch-affinity-configured; do
   answer="$(policy_server_validate "$name" "$OUT/pod-3-images.json")"
   [ "$(echo "$answer" | jq -r .allowed)" = true ] \
     || { echo "bench.sh: $name did not accept the Pod: $answer" >&2; exit 1; }
@@ -153,17 +196,19 @@ wrk_run() {
 }
 
 declare -A RPS P99
-for name in "${NAMES[@]}"; do
-  read -r RPS[$name] P99[$name] < <(wrk_run "$name")
+WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured)
+for name in "${WRK_NAMES[@]}"; do
+  result="$(wrk_run "$name")"
+  read -r "RPS[$name]" "P99[$name]" <<<"$result"
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 {
   echo
-  echo "## policy-server $("$POLICY_SERVER" --version | awk '{print $NF}') + wrk: 3-image Pod, ${BENCH_THREADS} threads x ${BENCH_CONNECTIONS} connections, ${BENCH_SECONDS} s each, $(nproc) cores"
+  echo "## policy-server $("$POLICY_SERVER" --version | head -n 1 | awk '{print $NF}') + wrk: 3-image Pod, ${BENCH_THREADS} threads x ${BENCH_CONNECTIONS} connections, ${BENCH_SECONDS} s each, $(nproc) cores"
   echo
   echo "| policy | req/s | p99 (ms) | image-arch-affinity's throughput relative to it |"
   echo "|---|---|---|---|"
-  for name in "${NAMES[@]}"; do
+  for name in "${WRK_NAMES[@]}"; do
     label="$name"
     [ "$name" = pod-privileged ] && label="$REFERENCE_NAME"
     echo "| $label | ${RPS[$name]} | ${P99[$name]} | $(ratio "${RPS[image-arch-affinity]}" "${RPS[$name]}")x |"
