@@ -73,7 +73,7 @@ REGISTRY ?= ghcr.io/image-arch-affinity/policies
 # A sources.yml for kwctl (e.g. `insecure_sources: ["127.0.0.1:5000"]` for a plain-HTTP registry).
 SOURCES ?=
 
-.PHONY: check-version publish artifacthub bench
+.PHONY: check-version publish artifacthub cluster-admission-policy bench
 
 # Cargo.toml, metadata.yml and artifacthub-pkg.yml name the same version.
 check-version:
@@ -95,6 +95,13 @@ artifacthub-pkg.yml: metadata.yml questions-ui.yml
 
 artifacthub:
 	KWCTL=$(KWCTL) scripts/artifacthub-pkg.sh
+
+# The ClusterAdmissionPolicy users apply (kwctl scaffold manifest, module at the released URI).
+examples/cluster-admission-policy.yaml: annotated-policy.wasm
+	KWCTL=$(KWCTL) scripts/cluster-admission-policy.sh
+
+cluster-admission-policy:
+	KWCTL=$(KWCTL) scripts/cluster-admission-policy.sh
 
 # kwctl bench and a policy-server + wrk load run: the policy against the trivial module and
 # Kubewarden's pod-privileged policy (not part of `make test`; BENCH_SECONDS per wrk run).

@@ -12,6 +12,7 @@ setup_file() {
   export XDG_CACHE_HOME="$BATS_FILE_TMPDIR/cache"
   source e2e/registry.bash
   registry_start
+  registry_seed >/dev/null
   VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
   export VERSION
   export POLICY_URI="registry://$REGISTRY/image-arch-affinity:v$VERSION"
@@ -83,6 +84,29 @@ YAML
   policy_server_start "$BATS_TEST_TMPDIR/policies.yml"
   pod_request "$(containers example.com/app:1.0 example.com/tool:2)"
   RESPONSE="$(policy_server_validate image-arch-affinity "$REQUEST")"
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = "$(pin_patch amd64 arm64)" ]
+}
+
+@test "examples/cluster-admission-policy.yaml is what kwctl scaffold manifest writes (make cluster-admission-policy)" {
+  scripts/cluster-admission-policy.sh "$BATS_TEST_TMPDIR/cap.yaml"
+  diff -u examples/cluster-admission-policy.yaml "$BATS_TEST_TMPDIR/cap.yaml"
+}
+
+@test "the ClusterAdmissionPolicy scaffolded from the published module is the committed one, and kwctl runs it" {
+  oci_url="$(sed -n 's/^  io.kubewarden.policy.ociUrl: //p' metadata.yml)"
+  "$KWCTL" scaffold manifest -t ClusterAdmissionPolicy --title image-arch-affinity \
+    --sources-path "$SOURCES" "$POLICY_URI" >"$BATS_TEST_TMPDIR/scaffolded.yaml"
+  # The same manifest but for the registry it names.
+  sed "s|^  module: registry://$oci_url:|  module: registry://$REGISTRY/image-arch-affinity:|" \
+    examples/cluster-admission-policy.yaml | grep -v '^#' >"$BATS_TEST_TMPDIR/expected.yaml"
+  diff -u "$BATS_TEST_TMPDIR/expected.yaml" "$BATS_TEST_TMPDIR/scaffolded.yaml"
+  # kwctl evaluates the policy a ClusterAdmissionPolicy manifest declares.
+  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0" "$REGISTRY/multi/docker-list:1.0")"
+  run "$KWCTL" run --sources-path "$SOURCES" -r "$REQUEST" "$BATS_TEST_TMPDIR/expected.yaml"
+  echo "$output" | grep -v "^ "
+  [ "$status" -eq 0 ]
+  RESPONSE=$(echo "$output" | tail -n 1)
   [ "$(allowed)" = true ]
   [ "$(patch)" = "$(pin_patch amd64 arm64)" ]
 }
