@@ -3,21 +3,28 @@
 #  1. `kwctl bench` of image-arch-affinity, the trivial module (trivial-policy/, accepts
 #     everything unread) and Kubewarden's pod-privileged policy, on the same requests:
 #     a Pod with 3 images (lookups answered by the host's 60 s OCI cache after the first
-#     evaluation), a Pod the policy skips (spec.nodeName set), a Deployment with 3 images.
-#  2. One policy-server with the three modules (policies.yml) and Debian's wrk against each,
-#     one after the other, on 127.0.0.1, BENCH_SECONDS each: req/s, p99 and the ratios.
+#     evaluation), a Pod the policy skips (spec.nodeName set), a Deployment with 3 images, and to
+#     split the first case's cost: a Pod with 1 image, the 3-image Pod with its architectures
+#     configured (imagePlatforms, no lookup). With the number of host calls the policy makes.
+#  2. One policy-server with the modules (policies.yml), and Debian's wrk against each in turn
+#     on 127.0.0.1 (the 3-image Pod): req/s, p99 and image-arch-affinity's throughput ratios.
 # Images are looked up in a local registry (e2e/registry.bash) with the fixture images.
 #
-# Knobs (environment): KWCTL, POLICY_SERVER (default .tools/bin/...), BENCH_SECONDS (wrk run
-# length, default 15), BENCH_THREADS (2), BENCH_CONNECTIONS (16), BENCH_KWCTL_SECONDS (kwctl
-# bench measurement time per case, whole seconds, default 3), BENCH_CASES (the kwctl bench cases
-# to run, default all), BENCH_OUT (results directory, target/bench).
+# Knobs (environment):
+#   KWCTL, POLICY_SERVER   the hosts (default .tools/bin/kwctl, .tools/bin/policy-server)
+#   BENCH_SECONDS          length of one wrk run (default 15)
+#   BENCH_ROUNDS           wrk runs per policy, interleaved (default 2)
+#   BENCH_THREADS, BENCH_CONNECTIONS   wrk's -t and -c (default 2 and 16)
+#   BENCH_KWCTL_SECONDS    kwctl bench measurement time per case, whole seconds (default 3)
+#   BENCH_CASES            the kwctl bench cases to run (default all)
+#   BENCH_OUT              results directory (default target/bench)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 export KWCTL="${KWCTL:-.tools/bin/kwctl}"
 export POLICY_SERVER="${POLICY_SERVER:-.tools/bin/policy-server}"
 BENCH_SECONDS="${BENCH_SECONDS:-15}"
+BENCH_ROUNDS="${BENCH_ROUNDS:-2}"
 BENCH_THREADS="${BENCH_THREADS:-2}"
 BENCH_CONNECTIONS="${BENCH_CONNECTIONS:-16}"
 BENCH_KWCTL_SECONDS="${BENCH_KWCTL_SECONDS:-3}"
@@ -195,16 +202,28 @@ wrk_run() {
     END { printf "%.0f %.2f\n", rps, p99 }' "$OUT/wrk-$1.txt"
 }
 
+# BENCH_ROUNDS rounds, each running wrk once per policy in turn, so that a change in the
+# machine's load (it is shared) weighs on every policy alike; req/s and p99 are the means of the
+# rounds.
 declare -A RPS P99
 WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured)
-for name in "${WRK_NAMES[@]}"; do
-  result="$(wrk_run "$name")"
-  read -r "RPS[$name]" "P99[$name]" <<<"$result"
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
+for round in $(seq 1 "$BENCH_ROUNDS"); do
+  for name in "${WRK_NAMES[@]}"; do
+    result="$(wrk_run "$name")"
+    cp "$OUT/wrk-$name.txt" "$OUT/wrk-$name-round$round.txt"
+    read -r rps p99 <<<"$result"
+    RPS[$name]="$(awk -v a="${RPS[$name]:-0}" -v b="$rps" -v n="$BENCH_ROUNDS" 'BEGIN { printf "%.0f", a + b / n }')"
+    P99[$name]="$(awk -v a="${P99[$name]:-0}" -v b="$p99" -v n="$BENCH_ROUNDS" 'BEGIN { printf "%.2f", a + b / n }')"
+  done
 done
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 {
   echo
-  echo "## policy-server $("$POLICY_SERVER" --version | head -n 1 | awk '{print $NF}') + wrk: 3-image Pod, ${BENCH_THREADS} threads x ${BENCH_CONNECTIONS} connections, ${BENCH_SECONDS} s each, $(nproc) cores"
+  echo "## policy-server $("$POLICY_SERVER" --version | head -n 1 | awk '{print $NF}') + wrk: 3-image Pod, ${BENCH_THREADS} threads x ${BENCH_CONNECTIONS} connections, ${BENCH_ROUNDS} rounds of ${BENCH_SECONDS} s per policy, $(nproc) cores"
+  echo
+  echo "Load average (1, 5, 15 min) before: $LOAD_BEFORE; after: $LOAD_AFTER."
   echo
   echo "| policy | req/s | p99 (ms) | image-arch-affinity's throughput relative to it |"
   echo "|---|---|---|---|"

@@ -59,7 +59,9 @@ fn set(settings: &mut Map<String, Value>, dotted: &str, value: Value) {
             let inner = settings
                 .entry(head.to_string())
                 .or_insert_with(|| json!({}));
-            let inner = inner.as_object_mut().expect("a dotted variable's parent is a map");
+            let inner = inner
+                .as_object_mut()
+                .expect("a dotted variable's parent is a map");
             set(inner, rest, value);
         }
     }
@@ -80,7 +82,11 @@ fn the_form_as_it_comes_is_valid() {
     let mut settings = Map::new();
     // Subquestions come before their map in setting_questions(), and set() keeps them.
     for question in setting_questions() {
-        set(&mut settings, variable(&question), question["default"].clone());
+        set(
+            &mut settings,
+            variable(&question),
+            question["default"].clone(),
+        );
     }
     assert_eq!(validate(&settings), valid(), "settings: {settings:#?}");
     // Every setting that has a question is in there, and nothing else.
@@ -109,7 +115,10 @@ fn the_form_as_it_comes_is_valid() {
 #[test]
 fn each_variable_names_a_setting_and_its_default_is_valid_alone() {
     // The check below can fail: settings reject a name they do not know.
-    let unknown = validate(&Map::from_iter([("architectureToleration".into(), json!({}))]));
+    let unknown = validate(&Map::from_iter([(
+        "architectureToleration".into(),
+        json!({}),
+    )]));
     assert_eq!(unknown["valid"], false);
     assert!(
         unknown["message"]
@@ -119,8 +128,17 @@ fn each_variable_names_a_setting_and_its_default_is_valid_alone() {
     );
     for question in setting_questions() {
         let mut settings = Map::new();
-        set(&mut settings, variable(&question), question["default"].clone());
-        assert_eq!(validate(&settings), valid(), "question {}", variable(&question));
+        set(
+            &mut settings,
+            variable(&question),
+            question["default"].clone(),
+        );
+        assert_eq!(
+            validate(&settings),
+            valid(),
+            "question {}",
+            variable(&question)
+        );
     }
 }
 
@@ -129,7 +147,9 @@ fn defaults_have_the_shape_of_the_question_type() {
     for question in setting_questions() {
         let name = variable(&question);
         let default = &question["default"];
-        let kind = question["type"].as_str().expect("every question has a type");
+        let kind = question["type"]
+            .as_str()
+            .expect("every question has a type");
         let fits = match kind {
             "string" => default.is_string() || default.is_null(),
             "int" => default.is_i64(),
