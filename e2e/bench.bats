@@ -19,8 +19,10 @@ setup_file() {
 @test "policy-server + wrk: req/s, p99 and ratio for each policy, no failed request" {
   cd "$BATS_TEST_DIRNAME/.."
   cat "$BENCH_OUT/wrk.md"
-  for name in image-arch-affinity trivial pod-privileged image-arch-affinity-configured; do
-    grep -Eq "^\| $name( \([^)]*\))? \| [1-9][0-9]* \| [0-9]+\.[0-9]{2} \| [0-9]+\.[0-9]{2}x \|$" "$BENCH_OUT/wrk.md"
+  for row in "image-arch-affinity | pod-3-images" "trivial | pod-3-images" \
+    "pod-privileged( \([^)]*\))? | pod-3-images" "image-arch-affinity-configured | pod-3-images" \
+    "image-arch-affinity | pod-skipped"; do
+    grep -Eq "^\| ${row//|/\\|} \| [1-9][0-9]* \| [0-9]+\.[0-9]{2} \| [0-9]+\.[0-9]{2}x \|$" "$BENCH_OUT/wrk.md"
   done
   ! grep -q 'Non-2xx' "$BENCH_OUT"/wrk-*.txt
 }

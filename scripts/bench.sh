@@ -169,13 +169,14 @@ image-arch-affinity-configured:
 YAML
 policy_server_start "$OUT/policies.yml"
 
-# The AdmissionReview wrk POSTs: the 3-image Pod.
-BODY="$(policy_server_review "$OUT/pod-3-images.json")"
-cat >"$OUT/post.lua" <<LUA
+# The AdmissionReviews wrk POSTs: the 3-image Pod, and the skipped Pod for one extra run.
+for case in pod-3-images pod-skipped; do
+  cat >"$OUT/$case.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.body = [==[$BODY]==]
+wrk.body = [==[$(policy_server_review "$OUT/$case.json")]==]
 LUA
+done
 
 # Each policy answers the request as expected before it is loaded.
 for name in "${NAMES[@]}" image-arch-affinity-configured; do
@@ -186,10 +187,10 @@ done
 [ "$(policy_server_validate image-arch-affinity "$OUT/pod-3-images.json" | jq -r '.patch | @base64d | fromjson | length')" = 2 ] \
   || { echo "bench.sh: image-arch-affinity did not pin the Pod" >&2; exit 1; }
 
-# wrk_run NAME: "req/s p99_ms" for /validate/NAME.
+# wrk_run RUN: "req/s p99_ms" for the run's policy and request (RUN_POLICY, RUN_CASE).
 wrk_run() {
   wrk -t "$BENCH_THREADS" -c "$BENCH_CONNECTIONS" -d "${BENCH_SECONDS}s" --latency \
-    -s "$OUT/post.lua" "$POLICY_SERVER_URL/validate/$1" >"$OUT/wrk-$1.txt"
+    -s "$OUT/${RUN_CASE[$1]}.lua" "$POLICY_SERVER_URL/validate/${RUN_POLICY[$1]}" >"$OUT/wrk-$1.txt"
   if grep -q 'Non-2xx' "$OUT/wrk-$1.txt"; then
     echo "bench.sh: errors answering $1:" >&2
     cat "$OUT/wrk-$1.txt" >&2
@@ -205,8 +206,17 @@ wrk_run() {
 # BENCH_ROUNDS rounds, each running wrk once per policy in turn, so that a change in the
 # machine's load (it is shared) weighs on every policy alike; req/s and p99 are the means of the
 # rounds.
+# The runs: the 3-image Pod on each policy, then two that split image-arch-affinity's cost: the
+# same Pod with configured architectures (no host call, same patch size), and the skipped Pod
+# (no host call, no patch).
 declare -A RPS P99
-WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured)
+WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured "image-arch-affinity, skipped Pod")
+declare -A RUN_POLICY=([image-arch-affinity]=image-arch-affinity [trivial]=trivial
+  [pod-privileged]=pod-privileged [image-arch-affinity-configured]=image-arch-affinity-configured
+  ["image-arch-affinity, skipped Pod"]=image-arch-affinity)
+declare -A RUN_CASE=([image-arch-affinity]=pod-3-images [trivial]=pod-3-images
+  [pod-privileged]=pod-3-images [image-arch-affinity-configured]=pod-3-images
+  ["image-arch-affinity, skipped Pod"]=pod-skipped)
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$BENCH_ROUNDS"); do
   for name in "${WRK_NAMES[@]}"; do
@@ -225,12 +235,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
   echo
   echo "Load average (1, 5, 15 min) before: $LOAD_BEFORE; after: $LOAD_AFTER."
   echo
-  echo "| policy | req/s | p99 (ms) | image-arch-affinity's throughput relative to it |"
-  echo "|---|---|---|---|"
+  echo "| policy | request | req/s | p99 (ms) | image-arch-affinity's throughput relative to it |"
+  echo "|---|---|---|---|---|"
   for name in "${WRK_NAMES[@]}"; do
-    label="$name"
-    [ "$name" = pod-privileged ] && label="$REFERENCE_NAME"
-    echo "| $label | ${RPS[$name]} | ${P99[$name]} | $(ratio "${RPS[image-arch-affinity]}" "${RPS[$name]}")x |"
+    label="${RUN_POLICY[$name]}"
+    [ "$label" = pod-privileged ] && label="$REFERENCE_NAME"
+    echo "| $label | ${RUN_CASE[$name]} | ${RPS[$name]} | ${P99[$name]} | $(ratio "${RPS[image-arch-affinity]}" "${RPS[$name]}")x |"
   done
 } | tee "$OUT/wrk.md"
 echo
