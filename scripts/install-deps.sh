@@ -4,14 +4,15 @@
 #
 # - the wasm32-wasip1 Rust target;
 # - Debian packages: docker-registry (the local OCI registry of the e2e tests), bats, jq, wrk
-#   (policy-server load runs), curl, unzip (the release archives);
+#   (policy-server load runs), curl;
 # - kwctl and policy-server >= 1.35 in the project-local, git-ignored .tools/bin/, from the first
 #   of these that works:
 #   1. the ones on PATH, when new enough (symlinked into .tools/bin);
 #   2. ../shared/kubewarden/ beside the repository (its install.sh unpacks them and checks their
 #      SHA256SUMS);
-#   3. Kubewarden's official GitHub release for this OS and CPU (KUBEWARDEN_VERSION, default
-#      1.35.0), checked against the release's checksum files.
+#   3. Kubewarden's release KUBEWARDEN_VERSION (default 1.35.0) for this OS and CPU: kwctl's
+#      release archive, checked against the SHA-256 digest GitHub publishes for it; policy-server
+#      (released only as a container image) built from the release tag (see from_release).
 # 1.35 is the first release that enforces host-capability grants and reads `hostCapabilities` from
 # the policy metadata: an older kwctl/policy-server neither checks nor honours them.
 set -euo pipefail
@@ -82,39 +83,47 @@ from_shared() {
   "$shared/install.sh" "$TOOLS" >&2
 }
 
-# from_release: Kubewarden's GitHub release of KUBEWARDEN_VERSION for this OS and CPU.
-# kwctl and policy-server are released from the kubewarden/kubewarden-controller repository
-# (a monorepo since 1.32) as <tool>-<os>-<arch>.zip; each release also carries a
-# <tool>-<os>-<arch>.sha256 / checksums file, verified below before anything is installed.
-# Untested here (the development machines have no internet access).
+# from_release: Kubewarden's release KUBEWARDEN_VERSION from github.com/kubewarden/kubewarden-controller
+# (a monorepo since 1.32). Needs internet access: not exercised on the development machines or CI,
+# which have ../shared/kubewarden.
+# - kwctl: the release asset kwctl-<os>-<arch>.zip (the name Kubewarden's build-kwctl workflow
+#   gives it; it holds kwctl-<os>-<arch> and its Sigstore bundle), checked against the SHA-256
+#   digest GitHub publishes for that asset in the release's API answer before anything is unpacked.
+# - policy-server: Kubewarden publishes it only as a container image, so it is built from the
+#   release tag with `cargo install --locked` (cargo checks every dependency against the tag's
+#   Cargo.lock checksums; takes a while).
 from_release() {
-  local os arch tmp tool base url
+  local os arch tmp base api digest repo=kubewarden/kubewarden-controller tag="v$KUBEWARDEN_VERSION"
   case "$(uname -s)" in
     Linux) os=linux ;;
     Darwin) os=darwin ;;
-    *) log "no Kubewarden release for $(uname -s)"; return 1 ;;
+    *) log "no kwctl release for $(uname -s)"; return 1 ;;
   esac
   case "$(uname -m)" in
     x86_64 | amd64) arch=x86_64 ;;
     aarch64 | arm64) arch=aarch64 ;;
-    *) log "no Kubewarden release for $(uname -m)"; return 1 ;;
+    *) log "no kwctl release for $(uname -m)"; return 1 ;;
   esac
-  command -v unzip >/dev/null || { log "unzip is needed"; return 1; }
+  command -v unzip >/dev/null || { log "unzip is needed (apt-get install unzip)"; return 1; }
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' RETURN
-  for tool in kwctl policy-server; do
-    base="$tool-$os-$arch"
-    url="https://github.com/kubewarden/kubewarden-controller/releases/download/v$KUBEWARDEN_VERSION"
-    log "downloading $url/$base.zip"
-    curl -fsSL --retry 3 -o "$tmp/$base.zip" "$url/$base.zip" || return 1
-    curl -fsSL --retry 3 -o "$tmp/$base.zip.sha256" "$url/$base.zip.sha256" || return 1
-    # The checksum file names the archive: "<sha256>  <tool>-<os>-<arch>.zip".
-    (cd "$tmp" && sha256sum -c --quiet "$base.zip.sha256") || { log "checksum mismatch for $base.zip"; return 1; }
-    unzip -q -o "$tmp/$base.zip" -d "$tmp/$tool"
-    rm -f "$TOOLS/$tool"
-    install -m 0755 "$tmp/$tool/$base" "$TOOLS/$tool"
-  done
-  log "kwctl and policy-server $KUBEWARDEN_VERSION from the GitHub release"
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" RETURN
+  base="kwctl-$os-$arch"
+  api=$(curl -fsSL --retry 3 "https://api.github.com/repos/$repo/releases/tags/$tag") || return 1
+  digest=$(echo "$api" | jq -r --arg n "$base.zip" '.assets[] | select(.name == $n) | .digest // empty')
+  [[ "$digest" == sha256:* ]] || { log "release $tag publishes no sha256 digest for $base.zip"; return 1; }
+  log "downloading $base.zip of $repo $tag"
+  curl -fsSL --retry 3 -o "$tmp/$base.zip" "https://github.com/$repo/releases/download/$tag/$base.zip" || return 1
+  echo "${digest#sha256:}  $tmp/$base.zip" | sha256sum -c --quiet - || { log "checksum mismatch for $base.zip"; return 1; }
+  unzip -q -o "$tmp/$base.zip" -d "$tmp/kwctl"
+  rm -f "$TOOLS/kwctl"
+  install -m 0755 "$tmp/kwctl/$base" "$TOOLS/kwctl"
+  log "building policy-server $tag from source (cargo install --locked)"
+  rm -f "$TOOLS/policy-server"
+  cargo install --locked --quiet --git "https://github.com/$repo" --tag "$tag" \
+    --root "$tmp/cargo" policy-server || return 1
+  install -m 0755 "$tmp/cargo/bin/policy-server" "$TOOLS/policy-server"
+  log "kwctl and policy-server $KUBEWARDEN_VERSION from Kubewarden's release $tag"
 }
 
 mkdir -p "$TOOLS"

@@ -170,7 +170,12 @@ impl Platform<'_> {
     }
 
     fn slug(&self) -> String {
-        let mut s = format!("{}_{}", self.os.unwrap_or("NOOS"), self.arch);
+        let os = match self.os {
+            None => "NOOS",
+            Some("") => "EMPTYOS",
+            Some(os) => os,
+        };
+        let mut s = format!("{os}_{}", self.arch);
         if let Some(v) = self.variant {
             s.push('_');
             s.push_str(v);
@@ -209,6 +214,7 @@ fn image(kind: Kind, name: &str, label: &str, p: &Platform) -> Manifest {
     );
     config.insert(
         "history".into(),
+        // "test-host": the crate's former name, kept so the fixture digests stay the same.
         json!([{"created": "2024-01-01T00:00:00Z", "created_by": format!("test-host fixture {label}")}]),
     );
     let config = Blob::new(
@@ -459,6 +465,26 @@ pub fn all() -> Vec<Fixture> {
             },
             Platform {
                 os: None,
+                arch: "arm64",
+                variant: None,
+                os_version: None,
+            },
+        ],
+    ));
+
+    out.push(multi(
+        "multi/empty-os",
+        "OCI index whose platforms carry architecture (amd64, arm64) and an empty os string",
+        Kind::Oci,
+        &[
+            Platform {
+                os: Some(""),
+                arch: "amd64",
+                variant: None,
+                os_version: None,
+            },
+            Platform {
+                os: Some(""),
                 arch: "arm64",
                 variant: None,
                 os_version: None,
@@ -719,7 +745,7 @@ mod tests {
             }
             assert!(seen.insert(x.top.digest.clone()), "duplicate {}", x.name());
         }
-        assert_eq!(a.len(), 11);
+        assert_eq!(a.len(), 12);
     }
 
     #[test]
