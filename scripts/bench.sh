@@ -96,9 +96,9 @@ to_us() {
     printf "%.1f", v }'
 }
 
-# host_calls REQUEST [SETTINGS_JSON]: how many host calls image-arch-affinity makes for it
+# policy_host_calls REQUEST [SETTINGS_JSON]: how many host calls image-arch-affinity makes for it
 # (kwctl's recording of the host-capability interactions).
-host_calls() {
+policy_host_calls() {
   local record="$OUT/host-calls.yml"
   rm -f "$record"
   "$KWCTL" run --sources-path "$SOURCES" --settings-json "${2:-{\}}" -r "$1" \
@@ -134,7 +134,7 @@ kwctl_bench() {
 for case in "${CASES[@]}"; do
   request="$OUT/${CASE_REQUEST[$case]}.json"
   settings="${CASE_SETTINGS[$case]:-}"
-  row="| $case | $(host_calls "$request" "$settings") |"
+  row="| $case | $(policy_host_calls "$request" "$settings") |"
   for name in "${NAMES[@]}"; do
     if [ "$name" = image-arch-affinity ]; then
       result="$(kwctl_bench "${MODULE[$name]}" "$request" "$settings")"
@@ -210,13 +210,13 @@ wrk_run() {
 # same Pod with configured architectures (no host call, same patch size), and the skipped Pod
 # (no host call, no patch).
 declare -A RPS P99
-WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured "image-arch-affinity, skipped Pod")
+WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured image-arch-affinity-skipped-pod)
 declare -A RUN_POLICY=([image-arch-affinity]=image-arch-affinity [trivial]=trivial
   [pod-privileged]=pod-privileged [image-arch-affinity-configured]=image-arch-affinity-configured
-  ["image-arch-affinity, skipped Pod"]=image-arch-affinity)
+  [image-arch-affinity-skipped-pod]=image-arch-affinity)
 declare -A RUN_CASE=([image-arch-affinity]=pod-3-images [trivial]=pod-3-images
   [pod-privileged]=pod-3-images [image-arch-affinity-configured]=pod-3-images
-  ["image-arch-affinity, skipped Pod"]=pod-skipped)
+  [image-arch-affinity-skipped-pod]=pod-skipped)
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$BENCH_ROUNDS"); do
   for name in "${WRK_NAMES[@]}"; do
