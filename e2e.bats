@@ -248,6 +248,22 @@ evaluate() {
   [ "$(host_calls "$CALLS")" = "0 0" ]
 }
 
+@test "host-capability grants: a lookup the host was not granted is a lookup failure naming the capability" {
+  # kwctl grants --allowed-host-capabilities (default *); policy-server the policy's grants.
+  # (The flag takes several values: in its = form it cannot swallow the module's path.)
+  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0" "$REGISTRY/single/arm64-oci:1.0")"
+  evaluate --allowed-host-capabilities='oci/*'
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+  [ "$(warnings)" = null ]
+  evaluate --allowed-host-capabilities=oci/v1/oci_manifest
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = "$(pin_patch amd64 arm64)" ]
+  [ "$(warning)" = "image-arch-affinity: image \"$REGISTRY/single/arm64-oci:1.0\" was left out of the architecture decision because its lookup failed: Policy has not been granted access to the 'oci/v1/oci_manifest_config' host capability. The violation has been reported." ]
+  evaluate --allowed-host-capabilities='net/*' --settings-json '{"onLookupFailure":"reject"}'
+  [ "$(allowed)" = false ]
+  [[ "$(message)" == "image-arch-affinity: cannot tell which architectures the Pod's images run on: image \"$REGISTRY/multi/oci-index:1.0\": Policy has not been granted access to the 'oci/v1/oci_manifest' host capability. The violation has been reported.; "* ]]
+}
+
 # ---- workloads ----
 
 @test "workloads of every kind: rejected at apply time when their images share no architecture" {
