@@ -24,5 +24,6 @@ setup_file() {
     "image-arch-affinity | pod-skipped"; do
     grep -Eq "^\| ${row//|/\\|} \| [1-9][0-9]* \| [0-9]+\.[0-9]{2} \| [0-9]+\.[0-9]{2}x \|$" "$BENCH_OUT/wrk.md"
   done
-  ! grep -q 'Non-2xx' "$BENCH_OUT"/wrk-*.txt
+  run grep -l 'Non-2xx' "$BENCH_OUT"/wrk-*.txt
+  [ "$status" -eq 1 ]
 }
