@@ -266,30 +266,6 @@ evaluate() {
 
 # ---- workloads ----
 
-# workload_request KIND OPERATION TEMPLATE_SPEC [OLD_TEMPLATE_SPEC]: a workload AdmissionRequest.
-workload_request() {
-  local kind=$1 operation=$2 spec=$3 old=${4:-null}
-  jq -n --arg kind "$kind" --arg op "$operation" --argjson spec "$spec" --argjson old "$old" '
-    def template($s): {metadata: {labels: {app: "w"}}, spec: $s};
-    def body($s): if $kind == "CronJob"
-      then {schedule: "* * * * *", jobTemplate: {spec: {template: template($s)}}}
-      else {replicas: 1, selector: {matchLabels: {app: "w"}}, template: template($s)} end;
-    ({ReplicationController: "", Job: "batch", CronJob: "batch"}[$kind] // "apps") as $group |
-    {uid: "e2e", kind: {group: $group, version: "v1", kind: $kind}, operation: $op,
-     resource: {group: $group, version: "v1", resource: (($kind | ascii_downcase) + "s")},
-     name: "w", namespace: "default", userInfo: {username: "e2e"},
-     object: {apiVersion: (if $group == "" then "v1" else "\($group)/v1" end), kind: $kind, metadata: {name: "w", namespace: "default"}, spec: body($spec)},
-     oldObject: (if $old == null then null else
-       {apiVersion: (if $group == "" then "v1" else "\($group)/v1" end), kind: $kind, metadata: {name: "w", namespace: "default"}, spec: (body($old) + {replicas: 3})} end)}' >"$REQUEST"
-}
-
-# The patch pinning a workload's template at PATH to ARCH...
-template_patch() {
-  local at=$1
-  shift
-  pin_patch "$@" | jq -c --arg at "$at" 'map(.path = $at + .path)'
-}
-
 @test "workloads of every kind: rejected at apply time when their images share no architecture" {
   spec=$(containers "$REGISTRY/multi/s390x-only:1.0" "$REGISTRY/single/arm64-oci:1.0")
   for kind in Deployment ReplicaSet StatefulSet DaemonSet Job CronJob ReplicationController; do

@@ -1,4 +1,5 @@
-# Requests, responses and recorded host calls shared by the e2e suites (loaded with bats' `load`).
+# Requests, expected answers and recorded host calls shared by the e2e suites (loaded with bats'
+# `load`).
 
 # pod_request SPEC_JSON [METADATA_JSON]: writes a Pod CREATE AdmissionRequest to $REQUEST.
 pod_request() {
@@ -33,6 +34,31 @@ pin_patch() {
     {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": ($a | join(","))}},
     {op: "add", path: "/spec/affinity", value: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
       {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: $a}]}]}}}}]'
+}
+
+# workload_request KIND OPERATION TEMPLATE_SPEC [OLD_TEMPLATE_SPEC]: a workload AdmissionRequest.
+workload_request() {
+  local kind=$1 operation=$2 spec=$3 old=${4:-null}
+  jq -n --arg kind "$kind" --arg op "$operation" --argjson spec "$spec" --argjson old "$old" '
+    def template($s): {metadata: {labels: {app: "w"}}, spec: $s};
+    def body($s): if $kind == "CronJob"
+      then {schedule: "* * * * *", jobTemplate: {spec: {template: template($s)}}}
+      else {replicas: 1, selector: {matchLabels: {app: "w"}}, template: template($s)} end;
+    def group: {Job: "batch", CronJob: "batch", ReplicationController: ""}[$kind] // "apps";
+    def api_version: if group == "" then "v1" else group + "/v1" end;
+    {uid: "e2e", kind: {group: group, version: "v1", kind: $kind},
+     resource: {group: group, version: "v1", resource: (($kind | ascii_downcase) + "s")}, operation: $op,
+     name: "w", namespace: "default", userInfo: {username: "e2e"},
+     object: {apiVersion: api_version, kind: $kind, metadata: {name: "w", namespace: "default"}, spec: body($spec)},
+     oldObject: (if $old == null then null else
+       {apiVersion: api_version, kind: $kind, metadata: {name: "w", namespace: "default"}, spec: (body($old) + {replicas: 3})} end)}' >"$REQUEST"
+}
+
+# The patch pinning a workload's template at PATH to ARCH...
+template_patch() {
+  local at=$1
+  shift
+  pin_patch "$@" | jq -c --arg at "$at" 'map(.path = $at + .path)'
 }
 
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bats
+# The Artifact Hub files: artifacthub-pkg.yml is exactly what `kwctl scaffold artifacthub` writes
+# from metadata.yml and questions-ui.yml (createdAt aside, see scripts/artifacthub-pkg.sh), and
+# the versions agree.
+
+setup() {
+  cd "$BATS_TEST_DIRNAME/.."
+  export KWCTL="${KWCTL:-.tools/bin/kwctl}"
+}
+
+@test "artifacthub-pkg.yml is up to date (make artifacthub regenerates it)" {
+  run scripts/artifacthub-pkg.sh "$BATS_TEST_TMPDIR/artifacthub-pkg.yml"
+  [ "$status" -eq 0 ]
+  run diff -u artifacthub-pkg.yml "$BATS_TEST_TMPDIR/artifacthub-pkg.yml"
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "Cargo.toml, metadata.yml and artifacthub-pkg.yml name the same version" {
+  run make -s check-version
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # The check fails on a mismatch.
+  run make -s check-version VERSION=9.9.9
+  [ "$status" -ne 0 ]
+  [[ "$output" == "version mismatch: Cargo.toml 9.9.9, metadata.yml "* ]]
+}
+
+@test "the license metadata.yml declares is the one LICENSE holds" {
+  grep -qx '  io.kubewarden.policy.license: Apache-2.0' metadata.yml
+  grep -qx 'license: Apache-2.0' artifacthub-pkg.yml
+  [ "$(sed -n '2p' LICENSE | xargs)" = "Version 2.0, January 2004" ]
+  [ "$(sed -n '1p' LICENSE | xargs)" = "Apache License" ]
+}
