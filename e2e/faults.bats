@@ -42,19 +42,6 @@ setup() {
 
 # ---- the fault registry ----
 
-# free_port: a 127.0.0.1 port nothing listens on.
-free_port() {
-  local port
-  for _ in $(seq 1 50); do
-    port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  return 1
-}
-
 # faults_start: starts target/debug/fault-registry (FAULT_REGISTRY to override) in front of
 # $REGISTRY; exports FAULTS=127.0.0.1:PORT, FAULTS_PID, FAULTS_LOG (one JSON line per request).
 faults_start() {

@@ -23,21 +23,8 @@ _POLICY_SERVER_REPO_ROOT="$(cd "$_POLICY_SERVER_BASH_DIR/.." && pwd)"
 
 _policy_server_log() { echo "policy-server.bash: $*" >&2; }
 
-_policy_server_port_busy() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-_policy_server_pick_port() {
-  local port i
-  for i in $(seq 1 50); do
-    port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-    if ! _policy_server_port_busy "$port"; then
-      echo "$port"
-      return 0
-    fi
-  done
-  return 1
-}
+# shellcheck source=ports.bash
+source "$_POLICY_SERVER_BASH_DIR/ports.bash"
 
 _policy_server_alive() {
   [ -n "${POLICY_SERVER_PID:-}" ] && kill -0 "$POLICY_SERVER_PID" 2>/dev/null
@@ -65,8 +52,8 @@ policy_server_start() {
 
   local attempt port readiness i
   for attempt in 1 2 3; do
-    port="$(_policy_server_pick_port)" || { _policy_server_log "no free port"; return 1; }
-    readiness="$(_policy_server_pick_port)" || { _policy_server_log "no free port"; return 1; }
+    port="$(free_port)" || { _policy_server_log "no free port"; return 1; }
+    readiness="$(free_port)" || { _policy_server_log "no free port"; return 1; }
     [ "$port" != "$readiness" ] || continue
     # No stdin; output to the log; fd 3 closed so bats does not wait on the server.
     "$bin" --policies "$policies" --addr 127.0.0.1 --port "$port" \

@@ -21,22 +21,8 @@ _REGISTRY_REPO_ROOT="$(cd "$_REGISTRY_BASH_DIR/.." && pwd)"
 
 _registry_log() { echo "registry.bash: $*" >&2; }
 
-# True when something already listens on 127.0.0.1:$1.
-_registry_port_busy() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-_registry_pick_port() {
-  local port i
-  for i in $(seq 1 50); do
-    port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-    if ! _registry_port_busy "$port"; then
-      echo "$port"
-      return 0
-    fi
-  done
-  return 1
-}
+# shellcheck source=ports.bash
+source "$_REGISTRY_BASH_DIR/ports.bash"
 
 # True when $REGISTRY_PID is alive.
 _registry_alive() {
@@ -64,7 +50,7 @@ registry_start() {
 
   local attempt port
   for attempt in 1 2 3 4 5; do
-    port="${REGISTRY_PORT:-$(_registry_pick_port)}" || { _registry_log "no free port"; return 1; }
+    port="${REGISTRY_PORT:-$(free_port)}" || { _registry_log "no free port"; return 1; }
     cat >"$REGISTRY_DIR/config.yml" <<EOF
 version: 0.1
 log:
