@@ -93,15 +93,17 @@ publish: check-version annotated-policy.wasm
 artifacthub-pkg.yml: metadata.yml questions-ui.yml
 	KWCTL=$(KWCTL) scripts/artifacthub-pkg.sh
 
+# OUT: where to write instead of the committed file (the e2e tests compare the two).
+OUT ?=
 artifacthub:
-	KWCTL=$(KWCTL) scripts/artifacthub-pkg.sh
+	KWCTL=$(KWCTL) scripts/artifacthub-pkg.sh $(OUT)
 
 # The ClusterAdmissionPolicy users apply (kwctl scaffold manifest, module at the released URI).
 examples/cluster-admission-policy.yaml: annotated-policy.wasm
 	KWCTL=$(KWCTL) scripts/cluster-admission-policy.sh
 
 cluster-admission-policy:
-	KWCTL=$(KWCTL) scripts/cluster-admission-policy.sh
+	KWCTL=$(KWCTL) scripts/cluster-admission-policy.sh $(OUT)
 
 # kwctl bench and a policy-server + wrk load run: the policy against the trivial module and
 # Kubewarden's pod-privileged policy (not part of `make test`; BENCH_SECONDS per wrk run).

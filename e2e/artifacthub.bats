@@ -9,7 +9,7 @@ setup() {
 }
 
 @test "artifacthub-pkg.yml is up to date (make artifacthub regenerates it)" {
-  run scripts/artifacthub-pkg.sh "$BATS_TEST_TMPDIR/artifacthub-pkg.yml"
+  run make -s artifacthub OUT="$BATS_TEST_TMPDIR/artifacthub-pkg.yml"
   [ "$status" -eq 0 ]
   run diff -u artifacthub-pkg.yml "$BATS_TEST_TMPDIR/artifacthub-pkg.yml"
   echo "$output"

@@ -5,7 +5,7 @@
 setup_file() {
   cd "$BATS_TEST_DIRNAME/.."
   export BENCH_OUT="$BATS_FILE_TMPDIR/bench"
-  BENCH_CASES=pod-skipped BENCH_SECONDS=1 BENCH_ROUNDS=1 BENCH_KWCTL_SECONDS=1 scripts/bench.sh \
+  BENCH_CASES=pod-skipped BENCH_ROUNDS=1 BENCH_KWCTL_SECONDS=1 make -s bench BENCH_SECONDS=1 \
     >"$BATS_FILE_TMPDIR/bench.log" 2>&1 || { cat "$BATS_FILE_TMPDIR/bench.log" >&2; return 1; }
 }
 

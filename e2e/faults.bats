@@ -46,10 +46,7 @@ setup() {
 # $REGISTRY; exports FAULTS=127.0.0.1:PORT, FAULTS_PID, FAULTS_LOG (one JSON line per request).
 faults_start() {
   local bin="${FAULT_REGISTRY:-${CARGO_TARGET_DIR:-target}/debug/fault-registry}"
-  if [ ! -x "$bin" ]; then
-    echo "building fault-registry (cargo build -p registry-fixtures)" >&2
-    cargo build -q -p registry-fixtures --bin fault-registry </dev/null >&2 || return 1
-  fi
+  [ -n "${FAULT_REGISTRY:-}" ] || cargo build -q -p registry-fixtures --bin fault-registry </dev/null >&2 || return 1
   mkdir -p "$REGISTRY_DIR/faults"
   export FAULTS_LOG="$REGISTRY_DIR/faults/requests.jsonl"
   # No stdin; output to a file; fd 3 closed so bats does not wait on it.

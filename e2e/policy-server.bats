@@ -8,6 +8,9 @@ load requests
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME/.."
+  # The host's backtraces on, as when debugging policy-server: the warnings quoting host errors
+  # below are exact and stay one line all the same.
+  export RUST_BACKTRACE=1
   export POLICY="${POLICY:-annotated-policy.wasm}"
   source e2e/registry.bash
   registry_start

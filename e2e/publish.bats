@@ -89,7 +89,7 @@ YAML
 }
 
 @test "examples/cluster-admission-policy.yaml is what kwctl scaffold manifest writes (make cluster-admission-policy)" {
-  scripts/cluster-admission-policy.sh "$BATS_TEST_TMPDIR/cap.yaml"
+  make -s cluster-admission-policy OUT="$BATS_TEST_TMPDIR/cap.yaml"
   diff -u examples/cluster-admission-policy.yaml "$BATS_TEST_TMPDIR/cap.yaml"
 }
 

@@ -116,7 +116,7 @@ _registry_kill() {
   unset REGISTRY_PID
 }
 
-# The seeding binary: $SEED_REGISTRY, else target/debug/seed-registry (built if missing).
+# The seeding binary: $SEED_REGISTRY, else target/debug/seed-registry (cargo brings it up to date).
 _registry_seed_bin() {
   if [ -n "${SEED_REGISTRY:-}" ]; then
     echo "$SEED_REGISTRY"
@@ -124,10 +124,7 @@ _registry_seed_bin() {
   fi
   local target="${CARGO_TARGET_DIR:-$_REGISTRY_REPO_ROOT/target}"
   local bin="$target/debug/seed-registry"
-  if [ ! -x "$bin" ]; then
-    _registry_log "building seed-registry (cargo build -p registry-fixtures)"
-    (cd "$_REGISTRY_REPO_ROOT" && cargo build -q -p registry-fixtures --bin seed-registry </dev/null >&2) || return 1
-  fi
+  (cd "$_REGISTRY_REPO_ROOT" && cargo build -q -p registry-fixtures --bin seed-registry </dev/null >&2) || return 1
   echo "$bin"
 }
 

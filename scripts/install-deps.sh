@@ -27,6 +27,10 @@ log() { echo "install-deps: $*" >&2; }
 if ! rustup target list --installed | grep -qx wasm32-wasip1; then
   rustup target add wasm32-wasip1
 fi
+# make test runs cargo fmt and cargo clippy: a minimal toolchain profile has neither.
+for component in rustfmt clippy; do
+  rustup component list --installed | grep -q "^$component" || rustup component add "$component"
+done
 
 missing=()
 command -v docker-registry >/dev/null 2>&1 || [ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
