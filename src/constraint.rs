@@ -3,9 +3,10 @@
 //!
 //! The scheduler admits a node when it matches the nodeSelector AND at least one required node
 //! affinity term (terms are ORed, a term's requirements are ANDed, a term without requirements
-//! matches nothing; no terms at all constrain nothing). So the Pod's constraint is a list of
-//! *conjunctions*: for each term, the nodeSelector's requirements and the term's own (label
-//! expressions and `matchFields` alike); with no terms, the nodeSelector's alone.
+//! matches nothing, and so does required node affinity with no terms). So the Pod's constraint is
+//! a list of *conjunctions*: for each term, the nodeSelector's requirements and the term's own
+//! (label expressions and `matchFields` alike); without required node affinity, the nodeSelector's
+//! alone.
 //!
 //! Of a node the policy knows only what every node carries: `kubernetes.io/arch` and
 //! `kubernetes.io/os`, and `beta.kubernetes.io/arch` / `beta.kubernetes.io/os` with the same
@@ -265,7 +266,8 @@ pub struct Constraints {
     /// The nodeSelector's entries on the architecture and OS labels (all of them when it has none
     /// of those), for messages.
     pub selector_entries: Vec<(String, String)>,
-    /// The required node affinity terms; `None` when there are none (absent, `{}`, `[]`).
+    /// The required node affinity terms; `None` when the Pod has no required node affinity (an
+    /// empty list when it has one without terms: it matches no node).
     pub terms: Option<Vec<Term>>,
 }
 
@@ -298,9 +300,15 @@ impl Constraints {
                 });
             }
         }
-        let terms = crate::pod::required_terms(spec)
-            .filter(|terms| !terms.is_empty())
-            .map(|terms| terms.iter().map(Term::read).collect());
+        // Required node affinity without terms (`{}`, `nodeSelectorTerms: []`) matches no node:
+        // the scheduler ORs zero terms (and the API server refuses such a Pod).
+        let required =
+            &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+        let terms = (!required.is_null()).then(|| {
+            crate::pod::required_terms(spec)
+                .map(|terms| terms.iter().map(Term::read).collect())
+                .unwrap_or_default()
+        });
         Constraints {
             os: os.to_string(),
             selector,
@@ -399,6 +407,10 @@ mod tests {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}})
     }
 
+    fn selected(selector: Value) -> Admits {
+        Constraints::read(&json!({ "nodeSelector": selector }), "linux").admits()
+    }
+
     fn admits(selector: Value, terms: Value) -> Admits {
         Constraints::read(&spec_with_terms(selector, terms), "linux").admits()
     }
@@ -406,10 +418,12 @@ mod tests {
     #[test]
     fn selector_and_terms_are_one_constraint() {
         let arch = |op: &str, values: &[&str]| json!({"matchExpressions": [{"key": "kubernetes.io/arch", "operator": op, "values": values}]});
-        assert_eq!(admits(json!({}), json!([])), Admits::All);
+        // No required node affinity constrains nothing; one with zero terms matches no node.
+        assert_eq!(selected(json!({})), Admits::All);
+        assert_eq!(admits(json!({}), json!([])), Admits::none());
         assert_eq!(admits(json!({}), json!([{}])), Admits::none());
         assert_eq!(
-            admits(json!({"kubernetes.io/arch": "arm64"}), json!([])),
+            selected(json!({"kubernetes.io/arch": "arm64"})),
             Admits::Only(set(&["arm64"]))
         );
         assert_eq!(
@@ -420,15 +434,12 @@ mod tests {
             Admits::none()
         );
         assert_eq!(
-            admits(
-                json!({"kubernetes.io/arch": "amd64", "beta.kubernetes.io/arch": "arm64"}),
-                json!([])
-            ),
+            selected(json!({"kubernetes.io/arch": "amd64", "beta.kubernetes.io/arch": "arm64"})),
             Admits::none()
         );
         // A beta arch selector needs the beta label: only nodes that have it.
         assert_eq!(
-            admits(json!({"beta.kubernetes.io/arch": "arm64"}), json!([])),
+            selected(json!({"beta.kubernetes.io/arch": "arm64"})),
             Admits::Only(set(&["arm64"]))
         );
         assert_eq!(
@@ -440,7 +451,7 @@ mod tests {
         );
         // Another OS's nodes are not the Pod's.
         assert_eq!(
-            admits(json!({"kubernetes.io/os": "windows"}), json!([])),
+            selected(json!({"kubernetes.io/os": "windows"})),
             Admits::none()
         );
         // Impossible requirements on other labels and on the name.

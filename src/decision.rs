@@ -290,6 +290,13 @@ fn explain(
         );
     }
     let terms = constraints.terms.as_deref().unwrap_or_default();
+    if constraints.terms.is_some() && terms.is_empty() {
+        return Refusal::new(
+            format!("{PREFIX}: the {subject}'s required node affinity (requiredDuringSchedulingIgnoredDuringExecution) "),
+            "has no nodeSelectorTerms, so it matches no node".to_string(),
+            "; give it at least one term, or remove it".to_string(),
+        );
+    }
     let listing = terms
         .iter()
         .enumerate()

@@ -304,20 +304,6 @@ fn every_term_conflicting_is_rejected() {
     );
 }
 
-#[test]
-fn empty_required_term_list_gets_one_term() {
-    let object = pod(
-        &["multi:1"],
-        json!({"affinity": {"podAntiAffinity": {"x": 1}, "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}}),
-    );
-    let r = run(&object, json!({}));
-    r.assert_patch(json!([
-        add_annotation("amd64,arm64"),
-        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0",
-         "value": {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}},
-    ]));
-}
-
 // ---- nodeSelector ----
 
 #[test]
@@ -973,18 +959,20 @@ fn named_node_term_with_images_sharing_no_architecture_is_rejected() {
 }
 
 #[test]
-fn empty_required_affinity_constrains_nothing_and_empty_terms_match_nothing() {
-    // `requiredDuringSchedulingIgnoredDuringExecution: {}`: no terms, no constraint from it; the
-    // policy's term goes into it.
-    let object = pod(
-        &["multi:1"],
-        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}}),
-    );
-    run(&object, json!({})).assert_patch(json!([
-        add_annotation("amd64,arm64"),
-        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms",
-         "value": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]},
-    ]));
+fn required_affinity_without_terms_and_empty_terms_match_nothing() {
+    // `requiredDuringSchedulingIgnoredDuringExecution: {}` or `nodeSelectorTerms: []`: zero ORed
+    // terms match no node (and the API server refuses the Pod): rejected as written, never filled.
+    for required in [json!({}), json!({"nodeSelectorTerms": []})] {
+        let object = pod(
+            &["multi:1"],
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}}),
+        );
+        assert_eq!(
+            run(&object, json!({})).rejection(),
+            "image-arch-affinity: the Pod's required node affinity (requiredDuringSchedulingIgnoredDuringExecution) \
+             has no nodeSelectorTerms, so it matches no node; give it at least one term, or remove it"
+        );
+    }
     // A term with no requirement matches no node: a Pod with only such terms runs nowhere.
     let object = with_terms(
         &["multi:1"],

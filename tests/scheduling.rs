@@ -6,8 +6,8 @@
 //! NodeSelectorRequirement), written here without reading `src/`:
 //! - a node matches the nodeSelector when it has every key with exactly that value;
 //! - the node selector terms are ORed; a term's matchExpressions and matchFields are ANDed; a
-//!   term with neither matches no node; no terms at all (absent, `{}`, `[]`: the API server
-//!   refuses the last two) constrain nothing;
+//!   term with neither matches no node; no required node affinity constrains nothing, and one
+//!   with no terms (`{}`, `nodeSelectorTerms: []`) matches no node (the API server refuses it);
 //! - `In`: the label is present and its value one of the values; `NotIn`: absent, or not one of
 //!   them; `Exists` / `DoesNotExist`: present / absent; `Gt` / `Lt`: present, and its value, read as
 //!   an integer, greater / less than the single value read as an integer;
@@ -117,14 +117,12 @@ fn admits(spec: &Value, node: &Node) -> bool {
             .iter()
             .all(|(key, value)| value.as_str().is_some() && node.label(key) == value.as_str())
     });
-    let terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-        ["nodeSelectorTerms"]
-        .as_array();
-    let terms_ok = match terms {
-        None => true,
-        Some(terms) if terms.is_empty() => true,
-        Some(terms) => terms.iter().any(|term| term_matches(term, node)),
-    };
+    let required =
+        &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+    let terms_ok = required.is_null()
+        || required["nodeSelectorTerms"]
+            .as_array()
+            .is_some_and(|terms| terms.iter().any(|term| term_matches(term, node)));
     selector_ok && terms_ok
 }
 
