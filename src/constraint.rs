@@ -350,21 +350,30 @@ impl Constraints {
 
     /// What `selector` and `requirements` admit together.
     fn conjunction(&self, selector: &[Requirement], requirements: &[Requirement]) -> Admits {
-        let all: Vec<&Requirement> = selector.iter().chain(requirements).collect();
-        let same = |field: bool, key: &str| -> Vec<&Test> {
-            all.iter()
-                .filter(|r| r.field == field && r.key == key)
-                .map(|r| &r.test)
-                .collect()
+        // The requirements grouped by what they test (a field or a label, and its key): sorted
+        // once, so a Pod with thousands of expressions costs n log n, not n squared.
+        let mut all: Vec<&Requirement> = selector.iter().chain(requirements).collect();
+        all.sort_by(|a, b| (a.field, &a.key).cmp(&(b.field, &b.key)));
+        let groups: Vec<(&Requirement, Vec<&Test>)> = all
+            .chunk_by(|a, b| a.field == b.field && a.key == b.key)
+            .filter_map(|group| {
+                let first = *group.first()?;
+                Some((first, group.iter().map(|r| &r.test).collect()))
+            })
+            .collect();
+        let tests = |key: &str| -> &[&Test] {
+            groups
+                .iter()
+                .find(|(r, _)| !r.field && r.key == key)
+                .map_or(&[], |(_, tests)| tests.as_slice())
         };
-        let tests = |key: &str| same(false, key);
         let passes = |key: &str, value: Option<&str>| tests(key).iter().all(|t| t.passes(value));
         // Every other label, and the node's name, may take any value.
-        let free = all.iter().all(|r| {
+        let free = groups.iter().all(|(r, tests)| {
             if r.field {
-                satisfiable(&same(true, &r.key), false)
+                satisfiable(tests, false)
             } else {
-                LINKED_LABELS.contains(&r.key.as_str()) || satisfiable(&same(false, &r.key), true)
+                LINKED_LABELS.contains(&r.key.as_str()) || satisfiable(tests, true)
             }
         });
         if !free || !passes(OS_LABEL, Some(&self.os)) {
