@@ -1,28 +1,24 @@
 # image-arch-affinity: build, test and run the Kubewarden policy.
 SOURCE_FILES := $(shell find src -type f -name '*.rs') Cargo.toml Cargo.lock
 WASM := target/wasm32-wasip1/release/image_arch_affinity.wasm
-# The dev-only test host (a kwctl-compatible `run`) and the registry seeder, see test-host/.
-HOST_BIN := target/host/test-host
-# e2e.bats runs against any kwctl-compatible runner: `make e2e-tests KWCTL=kwctl` uses kwctl.
-KWCTL ?= $(HOST_BIN)
-POLICY ?= policy.wasm
+# Kubewarden's kwctl and policy-server (>= 1.35), installed by `make deps` (scripts/install-deps.sh).
+KWCTL ?= .tools/bin/kwctl
+POLICY_SERVER ?= .tools/bin/policy-server
 
-.PHONY: all deps host fmt lint unit-tests e2e-tests test run bench bench-instructions fuzz clean
+.PHONY: all deps fmt lint unit-tests e2e-tests test run bench fuzz clean
 
-all: policy.wasm
+all: annotated-policy.wasm
 
 policy.wasm: $(SOURCE_FILES)
 	cargo build --target=wasm32-wasip1 --release
 	cp $(WASM) policy.wasm
 
+# The module users run: policy.wasm with metadata.yml and this README as OCI annotations.
 annotated-policy.wasm: policy.wasm metadata.yml README.md
-	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
+	$(KWCTL) annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
 
 deps:
 	bash scripts/install-deps.sh
-
-host:
-	cargo build -p test-host --profile host --bins
 
 fmt:
 	cargo fmt --all -- --check
@@ -30,32 +26,26 @@ fmt:
 lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
-unit-tests: policy.wasm
+unit-tests:
 	cargo test
-	cargo test -p test-host --profile host
+	cargo test -p registry-fixtures
 
-e2e-tests: policy.wasm host
-	bats e2e/registry.bats
-	KWCTL="$(KWCTL)" POLICY="$(POLICY)" bats e2e.bats e2e/faults.bats
+# Every e2e suite, on kwctl (and policy-server) with the annotated module.
+e2e-tests: annotated-policy.wasm
+	cargo build -q -p registry-fixtures --bins
+	KWCTL="$(KWCTL)" POLICY_SERVER="$(POLICY_SERVER)" POLICY=annotated-policy.wasm bats e2e.bats e2e/*.bats
 
 # Everything CI checks.
 test: deps fmt lint unit-tests e2e-tests
 
-# The policy on an example Pod, with real lookups in a local registry.
-run: deps policy.wasm host
-	bash scripts/run-example.sh
+# The policy on an example Pod (test_data/pod-multi-arch.json) with kwctl and real lookups in a
+# local registry.
+run: deps annotated-policy.wasm
+	KWCTL="$(KWCTL)" bash scripts/run-example.sh
 
-# Evaluation cost: the policy against a trivial accept-everything module through the test host
-# (answers from memory), then the native decision core stage by stage.
-bench: policy.wasm host
-	cargo build --target=wasm32-wasip1 --release -p trivial-policy
-	cargo bench -p test-host --profile host --bench admission
-	cargo bench --profile host --bench core
-
-# Deterministic instructions per admission (valgrind), policy and trivial module, every case.
-bench-instructions: bench
-	command -v valgrind >/dev/null || apt-get install -y -qq valgrind
-	scripts/count-instructions.sh
+# The native decision core stage by stage (benches/core.rs).
+bench:
+	cargo bench --bench core
 
 # Fuzz each target for FUZZ_SECONDS (nightly toolchain, cargo-fuzz). New inputs go to
 # fuzz/corpus/<target> (not committed); crashes to fuzz/artifacts/<target>.

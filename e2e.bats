@@ -1,15 +1,17 @@
 #!/usr/bin/env bats
-# End-to-end: the compiled policy.wasm, run by a kwctl-compatible host (KWCTL: the test host by
-# default, or kwctl itself), against a real OCI registry seeded with fixture images.
-#   make e2e-tests                 # through target/host/test-host
-#   make e2e-tests KWCTL=kwctl     # through kwctl
+# End-to-end: the annotated module run by Kubewarden's kwctl (>= 1.35, .tools/bin/kwctl from
+# `make deps`) against a real OCI registry (e2e/registry.bash) seeded with the fixture images.
+# Host calls are counted from kwctl's --record-host-capabilities-interactions file.
+#   make e2e-tests                      # every e2e suite
+#   bats e2e.bats                       # this one (needs `make annotated-policy.wasm`)
 
+bats_require_minimum_version 1.5.0
 load e2e/requests
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME"
-  export KWCTL="${KWCTL:-target/host/test-host}"
-  export POLICY="${POLICY:-policy.wasm}"
+  export KWCTL="${KWCTL:-.tools/bin/kwctl}"
+  export POLICY="${POLICY:-annotated-policy.wasm}"
   source e2e/registry.bash
   registry_start
   registry_seed >/dev/null
@@ -24,12 +26,35 @@ teardown_file() {
 setup() {
   cd "$BATS_TEST_DIRNAME"
   REQUEST="$BATS_TEST_TMPDIR/request.json"
+  CALLS="$BATS_TEST_TMPDIR/calls.yml"
 }
 
+# evaluate [FLAG...]: kwctl run on $REQUEST; RESPONSE is its stdout line, $CALLS the host calls.
 evaluate() {
-  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" "$@" "$POLICY"
+  rm -f "$CALLS"
+  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" \
+    --record-host-capabilities-interactions "$CALLS" "$@" "$POLICY"
   [ "$status" -eq 0 ]
   RESPONSE=$(echo "$output" | tail -n 1)
+}
+
+@test "kwctl annotate is silent: the declared hostCapabilities are the ones the module uses" {
+  run --separate-stderr "$KWCTL" annotate -m metadata.yml -u README.md \
+    -o "$BATS_TEST_TMPDIR/annotated.wasm" policy.wasm
+  [ "$status" -eq 0 ]
+  [ "$stderr" = "" ]
+  [ "$output" = "" ]
+  # The check can fail: metadata that declares one operation too few gets a warning.
+  grep -v 'oci/v1/oci_manifest_config' metadata.yml >"$BATS_TEST_TMPDIR/metadata.yml"
+  run --separate-stderr "$KWCTL" annotate -m "$BATS_TEST_TMPDIR/metadata.yml" -u README.md \
+    -o "$BATS_TEST_TMPDIR/annotated2.wasm" policy.wasm
+  [[ "$stderr" == *"oci/v1/oci_manifest_config"* ]]
+}
+
+@test "the annotated module carries the metadata's hostCapabilities" {
+  run "$KWCTL" inspect --output yaml "$POLICY"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"hostCapabilities:"*"- oci/v1/oci_manifest"*"- oci/v1/oci_manifest_config"* ]]
 }
 
 @test "the module stays under its size budget (1 MiB)" {
@@ -184,38 +209,43 @@ evaluate() {
   [[ "$output" == *'unknown field `onLookupFailur`'* ]]
 }
 
-@test "index entries without an os: they count for every OS (raw manifests), a lookup failure where the host re-parses" {
-  pod_request "$(containers "$REGISTRY/multi/no-os:1.0")"
-  if [[ "$(basename "$KWCTL")" == test-host ]]; then
-    evaluate
-    [ "$(patch)" = "$(pin_patch amd64 arm64)" ]
-    evaluate --reserialize-manifests
-  else
-    evaluate
-  fi
+@test "index entries without an os field: the host cannot parse the index, a lookup failure" {
+  # kwctl's registry client (oci-client) rejects the whole index before the policy sees it.
+  image="$REGISTRY/multi/no-os:1.0"
+  pod_request "$(containers "$image" "$REGISTRY/single/arm64-oci:1.0")"
+  evaluate
   [ "$(allowed)" = true ]
-  [ "$(patch)" = none ]
-  [[ "$(warnings)" == *"multi/no-os:1.0\\\" was left out of the architecture decision"* ]]
-}
-
-# host_calls: the host-call counts of the last evaluation, as "manifest config" (test host only).
-host_calls() {
-  jq -r '"\(.["v1/oci_manifest"]) \(.["v1/oci_manifest_config"])"' "$BATS_TEST_TMPDIR/calls.json"
-}
-
-need_test_host() {
-  if [[ "$(basename "$KWCTL")" != test-host ]]; then skip "host-call counts need the test host"; fi
-}
-
-@test "host calls: one lookup per distinct image, none for skipped Pods (test host only)" {
-  need_test_host
-  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0" "$REGISTRY/multi/oci-index:1.0" "$REGISTRY/single/arm64-oci:1.0")"
-  evaluate --host-calls-report "$BATS_TEST_TMPDIR/calls.json"
   [ "$(patch)" = "$(pin_patch arm64)" ]
-  [ "$(host_calls)" = "2 1" ]
+  [ "$(warning_count)" = 1 ]
+  [[ "$(warning)" == "image-arch-affinity: image \"$image\" was left out of the architecture decision because its lookup failed: Fail to interact with OCI registry: Failed to parse manifest as Versioned object:"* ]]
+  [ "$(host_calls "$CALLS")" = "2 1" ]
+  grep -qF "message: 'Fail to interact with OCI registry: Failed to parse manifest as Versioned object: data did not match any variant of untagged enum OciManifest'" "$CALLS"
+  evaluate --settings-json '{"onLookupFailure":"reject"}'
+  [ "$(allowed)" = false ]
+  [[ "$(message)" == "image-arch-affinity: cannot tell which architectures the Pod's images run on: image \"$image\": Fail to interact with OCI registry: Failed to parse manifest as Versioned object:"*"(setting onLookupFailure: reject)" ]]
+}
+
+@test "index entries with an empty os string: they count for every OS" {
+  pod_request "$(containers "$REGISTRY/multi/empty-os:1.0")"
+  evaluate
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = "$(pin_patch amd64 arm64)" ]
+  [ "$(warnings)" = null ]
+  pod_request "$(containers "$REGISTRY/multi/empty-os:1.0" | jq -c '. + {os: {name: "windows"}}')"
+  evaluate
+  [ "$(patch)" = "$(pin_patch amd64 arm64)" ]
+}
+
+@test "host calls: one lookup per distinct image, none for skipped Pods" {
+  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0" "$REGISTRY/multi/oci-index:1.0" "$REGISTRY/single/arm64-oci:1.0")"
+  evaluate
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+  # v1/oci_manifest for each image, v1/oci_manifest_config for the single-platform one.
+  [ "$(host_calls "$CALLS")" = "2 1" ]
+  [ "$(manifest_images "$CALLS")" = "[\"$REGISTRY/multi/oci-index:1.0\",\"$REGISTRY/single/arm64-oci:1.0\"]" ]
   pod_request "$(containers "$REGISTRY/multi/oci-index:1.0" | jq -c '. + {nodeName: "node-1"}')"
-  evaluate --host-calls-report "$BATS_TEST_TMPDIR/calls.json"
-  [ "$(host_calls)" = "0 0" ]
+  evaluate
+  [ "$(host_calls "$CALLS")" = "0 0" ]
 }
 
 # ---- workloads ----
@@ -228,11 +258,13 @@ workload_request() {
     def body($s): if $kind == "CronJob"
       then {schedule: "* * * * *", jobTemplate: {spec: {template: template($s)}}}
       else {replicas: 1, selector: {matchLabels: {app: "w"}}, template: template($s)} end;
-    {uid: "e2e", kind: {group: "apps", version: "v1", kind: $kind}, operation: $op,
+    ({ReplicationController: "", Job: "batch", CronJob: "batch"}[$kind] // "apps") as $group |
+    {uid: "e2e", kind: {group: $group, version: "v1", kind: $kind}, operation: $op,
+     resource: {group: $group, version: "v1", resource: (($kind | ascii_downcase) + "s")},
      name: "w", namespace: "default", userInfo: {username: "e2e"},
-     object: {apiVersion: "apps/v1", kind: $kind, metadata: {name: "w", namespace: "default"}, spec: body($spec)},
+     object: {apiVersion: (if $group == "" then "v1" else "\($group)/v1" end), kind: $kind, metadata: {name: "w", namespace: "default"}, spec: body($spec)},
      oldObject: (if $old == null then null else
-       {apiVersion: "apps/v1", kind: $kind, metadata: {name: "w", namespace: "default"}, spec: (body($old) + {replicas: 3})} end)}' >"$REQUEST"
+       {apiVersion: (if $group == "" then "v1" else "\($group)/v1" end), kind: $kind, metadata: {name: "w", namespace: "default"}, spec: (body($old) + {replicas: 3})} end)}' >"$REQUEST"
 }
 
 # The patch pinning a workload's template at PATH to ARCH...
@@ -267,17 +299,16 @@ template_patch() {
 }
 
 @test "workload UPDATE: no lookup without image changes, checked with them" {
-  need_test_host
   spec=$(containers "$REGISTRY/multi/s390x-only:1.0" "$REGISTRY/single/arm64-oci:1.0")
   workload_request Deployment UPDATE "$spec" "$spec"
-  evaluate --host-calls-report "$BATS_TEST_TMPDIR/calls.json"
+  evaluate
   [ "$(allowed)" = true ]
   [ "$(patch)" = none ]
-  [ "$(host_calls)" = "0 0" ]
+  [ "$(host_calls "$CALLS")" = "0 0" ]
   workload_request Deployment UPDATE "$spec" "$(containers "$REGISTRY/multi/s390x-only:1.0")"
-  evaluate --host-calls-report "$BATS_TEST_TMPDIR/calls.json"
+  evaluate
   [ "$(allowed)" = false ]
-  [ "$(host_calls)" = "2 1" ]
+  [ "$(host_calls "$CALLS")" = "2 1" ]
 }
 
 @test "DaemonSets: a warning naming the failing architectures, or a pinned template" {
@@ -290,4 +321,50 @@ template_patch() {
   evaluate --settings-json '{"schedulableArchitectures":["amd64","arm64"],"daemonSetTemplates":"mutate"}'
   [ "$(patch)" = "$(template_patch /spec/template amd64)" ]
   [ "$(warnings)" = null ]
+}
+
+# ---- the README's commands and examples ----
+
+# readme_block HEADING_REGEX: the first ``` block after the first README line matching it.
+readme_block() {
+  awk -v re="$1" 'f == 0 && $0 ~ re {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' README.md
+}
+
+@test "make run (the README's first command): kwctl run on the example Pod, response and decoded patch" {
+  # The kwctl command line the README shows is the one scripts/run-example.sh runs and prints.
+  readme_cmd=$(readme_block '^`make run` builds')
+  [ "$readme_cmd" = "kwctl run --request-path request.json --sources-path sources.yml annotated-policy.wasm" ]
+  run make -s run KWCTL="$KWCTL"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"\$ $readme_cmd"* ]]
+  [[ "$output" == *'"allowed": true'* ]]
+  # The decoded patch, pretty-printed: the Pod pinned to arm64 (its init container is arm64 only).
+  patch=$(echo "$output" | sed -n '/^Patch:$/,$p' | tail -n +2 | jq -c .)
+  [ "$patch" = "$(pin_patch arm64)" ]
+}
+
+@test "the README's ClusterAdmissionPolicy runs in kwctl (module replaced by the local build)" {
+  readme_block '^## Install with Kubewarden' >"$BATS_TEST_TMPDIR/policy.yaml"
+  grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
+  sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"
+  sed "s|REGISTRY|$REGISTRY|g" test_data/pod-multi-arch.json >"$REQUEST"
+  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" "$BATS_TEST_TMPDIR/policy.yaml"
+  [ "$status" -eq 0 ]
+  RESPONSE=$(echo "$output" | tail -n 1)
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+}
+
+@test "the README's full settings example is valid and applies" {
+  readme_block '^A full example' >"$BATS_TEST_TMPDIR/settings.yaml"
+  grep -q '^schedulableArchitectures: \[amd64, arm64\]$' "$BATS_TEST_TMPDIR/settings.yaml"
+  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0")"
+  evaluate --settings-path "$BATS_TEST_TMPDIR/settings.yaml"
+  [ "$(allowed)" = true ]
+  # amd64 and arm64 are every schedulable architecture: no pin, but arm64 preferred and tolerated.
+  [ "$(patch | jq -cS .)" = "$(jq -ncS '[
+    {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": "amd64,arm64"}},
+    {op: "add", path: "/spec/affinity", value: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [
+      {weight: 50, preference: {matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["arm64"]}]}}]}}},
+    {op: "add", path: "/spec/tolerations", value: [{key: "kubernetes.io/arch", operator: "Equal", value: "arm64", effect: "NoSchedule"}]}]')" ]
 }

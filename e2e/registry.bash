@@ -12,7 +12,8 @@
 #
 # Knobs (environment):
 #   DOCKER_REGISTRY_BIN  registry binary (default: docker-registry on PATH, /usr/bin/docker-registry)
-#   SEED_REGISTRY        seeding binary (default: target/host/seed-registry, built if missing)
+#   SEED_REGISTRY        seeding binary (default: target/debug/seed-registry of the registry-fixtures
+#                        crate, built if missing)
 #   REGISTRY_PORT        fixed port instead of a free random one
 
 _REGISTRY_BASH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -129,17 +130,17 @@ _registry_kill() {
   unset REGISTRY_PID
 }
 
-# The seeding binary: $SEED_REGISTRY, else target/host/seed-registry (built if missing).
+# The seeding binary: $SEED_REGISTRY, else target/debug/seed-registry (built if missing).
 _registry_seed_bin() {
   if [ -n "${SEED_REGISTRY:-}" ]; then
     echo "$SEED_REGISTRY"
     return 0
   fi
   local target="${CARGO_TARGET_DIR:-$_REGISTRY_REPO_ROOT/target}"
-  local bin="$target/host/seed-registry"
+  local bin="$target/debug/seed-registry"
   if [ ! -x "$bin" ]; then
-    _registry_log "building seed-registry (cargo build -p test-host --profile host)"
-    (cd "$_REGISTRY_REPO_ROOT" && cargo build -q -p test-host --profile host --bin seed-registry </dev/null >&2) || return 1
+    _registry_log "building seed-registry (cargo build -p registry-fixtures)"
+    (cd "$_REGISTRY_REPO_ROOT" && cargo build -q -p registry-fixtures --bin seed-registry </dev/null >&2) || return 1
   fi
   echo "$bin"
 }

@@ -39,7 +39,7 @@ manifest_head() {
 
 @test "every fixture tag exists" {
   for ref in multi/oci-index multi/docker-list single/arm64-oci single/amd64-docker \
-             multi/windows-linux multi/windows-only single/armv7 multi/no-os \
+             multi/windows-linux multi/windows-only single/armv7 multi/no-os multi/empty-os \
              multi/attestations-only multi/empty-index multi/s390x-only; do
     run manifest_head "$ref" 1.0
     [ "$status" -eq 0 ] || { echo "missing $ref"; false; }
@@ -51,6 +51,8 @@ manifest_head() {
   [ "$output" = '["linux/amd64","linux/arm64","unknown/unknown","unknown/unknown"]' ]
   run bash -c "curl -fsS -H 'Accept: $ACCEPT' http://$REGISTRY/v2/multi/no-os/manifests/1.0 | jq -c '[.manifests[].platform | has(\"os\")]'"
   [ "$output" = '[false,false]' ]
+  run bash -c "curl -fsS -H 'Accept: $ACCEPT' http://$REGISTRY/v2/multi/empty-os/manifests/1.0 | jq -c '[.manifests[].platform.os]'"
+  [ "$output" = '["",""]' ]
   run bash -c "curl -fsS -H 'Accept: $ACCEPT' http://$REGISTRY/v2/multi/empty-index/manifests/1.0 | jq '.manifests | length'"
   [ "$output" = 0 ]
 }

@@ -1,4 +1,4 @@
-# Requests and responses shared by e2e.bats and e2e/faults.bats (loaded with bats' `load`).
+# Requests, responses and recorded host calls shared by the e2e suites (loaded with bats' `load`).
 
 # pod_request SPEC_JSON [METADATA_JSON]: writes a Pod CREATE AdmissionRequest to $REQUEST.
 pod_request() {
@@ -33,4 +33,31 @@ pin_patch() {
     {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": ($a | join(","))}},
     {op: "add", path: "/spec/affinity", value: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
       {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: $a}]}]}}}}]'
+}
+
+# kwctl runs with RUST_BACKTRACE unset: with it set, the host appends a stack backtrace to the
+# error text of a failed lookup, which the policy then quotes in its warnings and messages.
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
+
+# recorded_calls FILE: one "TAG IMAGE" line per host call in a kwctl
+# --record-host-capabilities-interactions file, in call order (TAG: OciManifest,
+# OciManifestAndConfig, OciManifestDigest).
+recorded_calls() {
+  [ -f "$1" ] || { echo "no host-call record $1" >&2; return 1; }
+  awk '/^    !/ {tag = substr($1, 2)} /^    image: / {print tag, $2}' "$1"
+}
+
+# host_calls FILE: "<v1/oci_manifest calls> <v1/oci_manifest_config calls>" recorded in FILE.
+host_calls() {
+  recorded_calls "$1" | awk '{n[$1]++} END {printf "%d %d\n", n["OciManifest"], n["OciManifestAndConfig"]}'
+}
+
+# manifest_calls FILE IMAGE: v1/oci_manifest calls for IMAGE recorded in FILE.
+manifest_calls() {
+  recorded_calls "$1" | awk -v i="$2" '$1 == "OciManifest" && $2 == i {n++} END {print n + 0}'
+}
+
+# manifest_images FILE: the images of the v1/oci_manifest calls recorded in FILE, as a JSON list.
+manifest_images() {
+  recorded_calls "$1" | awk '$1 == "OciManifest" {print $2}' | jq -R . | jq -sc .
 }

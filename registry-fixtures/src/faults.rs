@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::source::sha256_digest;
+use crate::sha256_digest;
 
 /// Number of entries of `faults/huge-index` when the name gives none.
 pub const HUGE_INDEX_DEFAULT_ENTRIES: usize = 10_000;

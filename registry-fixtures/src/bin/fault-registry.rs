@@ -1,4 +1,4 @@
-//! `fault-registry`: the fault-injecting registry of `test_host::faults` as a process, for bats.
+//! `fault-registry`: the fault-injecting registry of `registry_fixtures::faults` as a process, for bats.
 //!
 //! ```sh
 //! fault-registry --upstream 127.0.0.1:5000 --addr-file /tmp/faults.addr --log /tmp/faults.jsonl &
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use test_host::FaultRegistry;
+use registry_fixtures::FaultRegistry;
 
 #[derive(Parser)]
 #[command(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use test_host::{fixtures, RegistrySource, Sources};
+use registry_fixtures::fixtures;
 
 #[derive(Parser)]
 #[command(
@@ -41,14 +41,15 @@ fn main() -> Result<()> {
     let registry = cli
         .registry
         .context("--registry HOST:PORT is required (or --list)")?;
+    // oci-client's HTTP client needs a rustls crypto provider (see Cargo.toml); the result is
+    // an error only when one is already installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let pushed = runtime.block_on(fixtures::push_all(&registry))?;
-    drop(runtime);
     // Read every tag back the way the host will.
-    let source = RegistrySource::new(&Sources::insecure([registry.clone()]))?;
-    fixtures::verify(&source, &registry)?;
+    runtime.block_on(fixtures::verify(&registry))?;
     if let Some(path) = &cli.digests_out {
         std::fs::write(path, fixtures::digests_env(&pushed))
             .with_context(|| format!("cannot write {}", path.display()))?;
