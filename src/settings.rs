@@ -34,6 +34,13 @@ pub struct Settings {
     /// No lookup starts after this much time in one evaluation: the images left are lookup
     /// failures. Keep it below the policy's `timeoutEvalSeconds`.
     pub lookup_budget_milliseconds: u64,
+    /// Read the architectures (per OS) of the cluster's Nodes through the host's Kubernetes
+    /// capabilities instead of `schedulableArchitectures`, and check Pods bound to a node
+    /// (`spec.nodeName`, DaemonSet Pods) against their node (`nodes`).
+    pub read_nodes: bool,
+    /// OS -> architectures of node pools that autoscalers create from zero nodes: with
+    /// `readNodes`, they count as present even when no Node of them exists.
+    pub autoscaled_architectures: BTreeMap<String, Vec<String>>,
 }
 
 impl Default for Settings {
@@ -52,6 +59,8 @@ impl Default for Settings {
             workload_templates: TemplateMode::Validate,
             daemon_set_templates: TemplateMode::Validate,
             lookup_budget_milliseconds: DEFAULT_LOOKUP_BUDGET_MILLISECONDS,
+            read_nodes: false,
+            autoscaled_architectures: BTreeMap::new(),
         }
     }
 }
@@ -190,7 +199,48 @@ impl Settings {
         for key in &self.match_node_labels {
             check_label_key(key).map_err(|e| format!("matchNodeLabels: {e}"))?;
         }
+        if self.read_nodes && !self.schedulable_architectures.is_empty() {
+            return Err(
+                "schedulableArchitectures and readNodes: true exclude each other: readNodes reads the architectures \
+                 from the cluster's Nodes (list node pools that autoscalers create from zero nodes in autoscaledArchitectures)"
+                    .to_string(),
+            );
+        }
+        if !self.read_nodes && !self.autoscaled_architectures.is_empty() {
+            return Err(
+                "autoscaledArchitectures is read only with readNodes: true (without it, list every architecture \
+                 of the cluster in schedulableArchitectures)"
+                    .to_string(),
+            );
+        }
+        for (os, architectures) in &self.autoscaled_architectures {
+            if !platform::KNOWN_OPERATING_SYSTEMS.contains(&os.as_str()) {
+                return Err(format!(
+                    "autoscaledArchitectures: key {os:?} is not an operating system (a node `kubernetes.io/os` value); use one of: {}",
+                    platform::KNOWN_OPERATING_SYSTEMS.join(", ")
+                ));
+            }
+            if architectures.is_empty() {
+                return Err(format!(
+                    "autoscaledArchitectures[{os:?}]: list the architectures of the {os} node pools that autoscalers create from zero nodes"
+                ));
+            }
+            for arch in architectures {
+                platform::check_known_architecture(
+                    &format!("autoscaledArchitectures[{os:?}]"),
+                    arch,
+                )?;
+            }
+        }
         Ok(())
+    }
+
+    /// The architectures of `os` node pools that autoscalers create from zero nodes.
+    pub fn autoscaled(&self, os: &str) -> Architectures {
+        self.autoscaled_architectures
+            .get(os)
+            .map(|list| list.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// The architectures configured for an image by `imagePlatforms` (first matching entry), if
@@ -457,6 +507,30 @@ mod tests {
                 r#"{"matchNodeLabels":["Zone Name"]}"#,
                 "matchNodeLabels: \"Zone Name\" is not a label key",
             ),
+            (
+                r#"{"readNodes":"yes"}"#,
+                "invalid settings: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                r#"{"readNodes":true,"schedulableArchitectures":["amd64"]}"#,
+                "schedulableArchitectures and readNodes: true exclude each other",
+            ),
+            (
+                r#"{"autoscaledArchitectures":{"linux":["arm64"]}}"#,
+                "autoscaledArchitectures is read only with readNodes: true",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":{"Linux":["arm64"]}}"#,
+                "autoscaledArchitectures: key \"Linux\" is not an operating system",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":{"linux":[]}}"#,
+                "autoscaledArchitectures[\"linux\"]: list the architectures of the linux node pools",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":{"windows":["x86_64"]}}"#,
+                "autoscaledArchitectures[\"windows\"]: unknown architecture \"x86_64\"",
+            ),
         ];
         for (json, expected) in cases {
             let err = parse(json).unwrap_err();
@@ -465,6 +539,18 @@ mod tests {
                 "settings {json}\n  got: {err}\n want: {expected}..."
             );
         }
+    }
+
+    #[test]
+    fn node_aware_settings_parse() {
+        let settings = parse(
+            r#"{"readNodes":true,"autoscaledArchitectures":{"linux":["arm64"],"windows":["amd64"]}}"#,
+        )
+        .unwrap();
+        assert!(settings.read_nodes);
+        assert_eq!(settings.autoscaled("linux"), ["arm64".to_string()].into());
+        assert_eq!(settings.autoscaled("freebsd"), Architectures::new());
+        assert!(!Settings::default().read_nodes);
     }
 
     #[test]

@@ -244,6 +244,7 @@ pub fn run_update(
         },
         settings,
         registry,
+        &mut image_arch_affinity::cluster::NoCluster,
     );
     // The same request as the module reads it (objects as raw JSON, read sparsely): the same
     // decision and, when mutated, the same object, after the same lookups.
