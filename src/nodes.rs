@@ -17,6 +17,7 @@ use serde::Deserialize;
 use crate::cluster::Cluster;
 use crate::constraint::Admits;
 use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL};
+use crate::resolve::host_error;
 use crate::sparse::Text;
 
 /// What the policy reads of a Node besides its metadata (which the host always returns whole):
@@ -200,7 +201,11 @@ pub fn schedulable(
             }
         };
         if let Some(uncovered) = uncovered {
-            let nodes = parse_list(&cluster.list_nodes(&uncovered, &FIELD_MASKS)?)?;
+            let nodes = parse_list(
+                &cluster
+                    .list_nodes(&uncovered, &FIELD_MASKS)
+                    .map_err(host_error)?,
+            )?;
             outside.extend(
                 nodes
                     .into_iter()
@@ -216,8 +221,11 @@ pub fn schedulable(
         );
         // The Pod will be pinned: is there a Node (or an autoscaled pool) it can go to?
         if !outside.is_empty() && admitted.intersection(autoscaled).next().is_none() {
-            let nodes =
-                parse_list(&cluster.list_nodes(&selector(os, "in", &admitted), &FIELD_MASKS)?)?;
+            let nodes = parse_list(
+                &cluster
+                    .list_nodes(&selector(os, "in", &admitted), &FIELD_MASKS)
+                    .map_err(host_error)?,
+            )?;
             found.extend(
                 nodes
                     .into_iter()
@@ -259,7 +267,7 @@ pub fn schedulable(
 
 /// The Node a bound Pod runs on, read through the host; the error says why it cannot be told.
 pub fn bound_node(cluster: &mut dyn Cluster, name: &str) -> Result<Node, String> {
-    let node = parse_node(&cluster.get_node(name, &FIELD_MASKS)?)?;
+    let node = parse_node(&cluster.get_node(name, &FIELD_MASKS).map_err(host_error)?)?;
     if node.architecture.is_none() {
         return Err(format!(
             "the Node has neither a {ARCH_LABEL} label nor status.nodeInfo.architecture"

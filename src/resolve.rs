@@ -214,7 +214,7 @@ pub fn platform_from_config(raw: &[u8]) -> Result<Platform, String> {
 }
 
 /// The host's error text, without the waPC prefix.
-fn host_error(error: String) -> String {
+pub(crate) fn host_error(error: String) -> String {
     error
         .strip_prefix("Host error: ")
         .map(str::to_string)
