@@ -168,7 +168,9 @@ lookup_fails() {
 # ---- faults ----
 
 @test "registry down (connection refused)" {
-  lookup_fails "$DEAD/app:1.0" "Connection refused"
+  # The host's error chain ends with "Connection refused" on a later line; the policy keeps the
+  # first line only (issue 15), with the request URL dropped.
+  lookup_fails "$DEAD/app:1.0" "Fail to interact with OCI registry: error sending request"
 }
 
 @test "401 (with a WWW-Authenticate challenge) and 403" {
