@@ -86,7 +86,7 @@ evaluate() {
   oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
   pod_request "$(containers $R/arm64-only:1.0)"
-  SETTINGS='{"readNodes":true,"autoscaledArchitectures":{"linux":["arm64"]}}'
+  SETTINGS='{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_patch arm64)" ]

@@ -38,9 +38,9 @@ pub struct Settings {
     /// capabilities instead of `schedulableArchitectures`, and check Pods bound to a node
     /// (`spec.nodeName`, DaemonSet Pods) against their node (`nodes`).
     pub read_nodes: bool,
-    /// OS -> architectures of node pools that autoscalers create from zero nodes: with
+    /// The node pools that autoscalers create from zero nodes (OS and architectures): with
     /// `readNodes`, they count as present even when no Node of them exists.
-    pub autoscaled_architectures: BTreeMap<String, Vec<String>>,
+    pub autoscaled_architectures: Vec<AutoscaledPools>,
 }
 
 impl Default for Settings {
@@ -60,7 +60,7 @@ impl Default for Settings {
             daemon_set_templates: TemplateMode::Validate,
             lookup_budget_milliseconds: DEFAULT_LOOKUP_BUDGET_MILLISECONDS,
             read_nodes: false,
-            autoscaled_architectures: BTreeMap::new(),
+            autoscaled_architectures: Vec::new(),
         }
     }
 }
@@ -94,6 +94,16 @@ pub enum TemplateMode {
     Validate,
     /// Write the constraints into the Pod template, so Pods arrive already pinned.
     Mutate,
+}
+
+/// Node pools of one OS that autoscalers create from zero nodes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AutoscaledPools {
+    /// A `kubernetes.io/os` value.
+    pub os: String,
+    /// Their `kubernetes.io/arch` values.
+    pub architectures: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -213,21 +223,22 @@ impl Settings {
                     .to_string(),
             );
         }
-        for (os, architectures) in &self.autoscaled_architectures {
+        for (index, pools) in self.autoscaled_architectures.iter().enumerate() {
+            let os = &pools.os;
             if !platform::KNOWN_OPERATING_SYSTEMS.contains(&os.as_str()) {
                 return Err(format!(
-                    "autoscaledArchitectures: key {os:?} is not an operating system (a node `kubernetes.io/os` value); use one of: {}",
+                    "autoscaledArchitectures[{index}].os: {os:?} is not an operating system (a node `kubernetes.io/os` value); use one of: {}",
                     platform::KNOWN_OPERATING_SYSTEMS.join(", ")
                 ));
             }
-            if architectures.is_empty() {
+            if pools.architectures.is_empty() {
                 return Err(format!(
-                    "autoscaledArchitectures[{os:?}]: list the architectures of the {os} node pools that autoscalers create from zero nodes"
+                    "autoscaledArchitectures[{index}].architectures: list the architectures of the {os} node pools that autoscalers create from zero nodes"
                 ));
             }
-            for arch in architectures {
+            for arch in &pools.architectures {
                 platform::check_known_architecture(
-                    &format!("autoscaledArchitectures[{os:?}]"),
+                    &format!("autoscaledArchitectures[{index}].architectures"),
                     arch,
                 )?;
             }
@@ -238,9 +249,10 @@ impl Settings {
     /// The architectures of `os` node pools that autoscalers create from zero nodes.
     pub fn autoscaled(&self, os: &str) -> Architectures {
         self.autoscaled_architectures
-            .get(os)
-            .map(|list| list.iter().cloned().collect())
-            .unwrap_or_default()
+            .iter()
+            .filter(|pools| pools.os == os)
+            .flat_map(|pools| pools.architectures.iter().cloned())
+            .collect()
     }
 
     /// The architectures configured for an image by `imagePlatforms` (first matching entry), if
@@ -516,20 +528,24 @@ mod tests {
                 "schedulableArchitectures and readNodes: true exclude each other",
             ),
             (
-                r#"{"autoscaledArchitectures":{"linux":["arm64"]}}"#,
+                r#"{"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}"#,
                 "autoscaledArchitectures is read only with readNodes: true",
             ),
             (
-                r#"{"readNodes":true,"autoscaledArchitectures":{"Linux":["arm64"]}}"#,
-                "autoscaledArchitectures: key \"Linux\" is not an operating system",
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"Linux","architectures":["arm64"]}]}"#,
+                "autoscaledArchitectures[0].os: \"Linux\" is not an operating system",
             ),
             (
-                r#"{"readNodes":true,"autoscaledArchitectures":{"linux":[]}}"#,
-                "autoscaledArchitectures[\"linux\"]: list the architectures of the linux node pools",
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":[]}]}"#,
+                "autoscaledArchitectures[0].architectures: list the architectures of the linux node pools",
             ),
             (
-                r#"{"readNodes":true,"autoscaledArchitectures":{"windows":["x86_64"]}}"#,
-                "autoscaledArchitectures[\"windows\"]: unknown architecture \"x86_64\"",
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"windows","architectures":["x86_64"]}]}"#,
+                "autoscaledArchitectures[0].architectures: unknown architecture \"x86_64\"",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"architectures":["arm64"]}]}"#,
+                "invalid settings: missing field `os`",
             ),
         ];
         for (json, expected) in cases {
@@ -544,11 +560,14 @@ mod tests {
     #[test]
     fn node_aware_settings_parse() {
         let settings = parse(
-            r#"{"readNodes":true,"autoscaledArchitectures":{"linux":["arm64"],"windows":["amd64"]}}"#,
+            r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]},{"os":"windows","architectures":["amd64"]},{"os":"linux","architectures":["s390x"]}]}"#,
         )
         .unwrap();
         assert!(settings.read_nodes);
-        assert_eq!(settings.autoscaled("linux"), ["arm64".to_string()].into());
+        assert_eq!(
+            settings.autoscaled("linux"),
+            ["arm64".to_string(), "s390x".to_string()].into()
+        );
         assert_eq!(settings.autoscaled("freebsd"), Architectures::new());
         assert!(!Settings::default().read_nodes);
     }

@@ -106,7 +106,7 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
     let r = node_aware(
         &mut cluster,
         &arm,
-        json!({"autoscaledArchitectures": {"linux": ["arm64"]}}),
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]}),
     );
     r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
     // The pool is configured: no second list to find arm64 Nodes.
@@ -127,14 +127,14 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
     let r = node_aware(
         &mut cluster,
         &pod(&["multi:1"], json!({})),
-        json!({"autoscaledArchitectures": {"linux": ["arm64"]}}),
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]}),
     );
     r.assert_accepted_unchanged();
     // An autoscaled s390x pool: the multi-arch Pod is kept off it.
     let r = node_aware(
         &mut cluster,
         &pod(&["multi:1"], json!({})),
-        json!({"autoscaledArchitectures": {"linux": ["s390x"]}}),
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["s390x"]}]}),
     );
     r.assert_patch(json!([
         add_annotation("amd64,arm64"),
