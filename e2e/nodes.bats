@@ -335,3 +335,22 @@ bench() {
   without=$(oci $R/amd64-only:1.0 linux/amd64 | bench)
   echo "# kwctl bench (min mean max): covered, any cluster size: $covered; pinned, 3 Nodes: $pinned; without readNodes: $without" >&3
 }
+
+@test "the README's node-aware ClusterAdmissionPolicy runs in kwctl with replayed Nodes" {
+  awk '/^\*\*Install.\*\* List Nodes/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
+    README.md >"$BATS_TEST_TMPDIR/policy.yaml"
+  grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
+  grep -q '^    readNodes: true$' "$BATS_TEST_TMPDIR/policy.yaml"
+  sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"
+  # The autoscaled arm64 pool: an arm64 Pod in a cluster of amd64 Nodes is pinned after one list.
+  oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  pod_request "$(containers $R/arm64-only:1.0)"
+  run --separate-stderr "$KWCTL" run --request-path "$REQUEST" --allow-context-aware \
+    --replay-host-capabilities-interactions "$SESSION" "$BATS_TEST_TMPDIR/policy.yaml"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" != *"Replay error"* ]]
+  RESPONSE=$(echo "$output" | tail -n 1)
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+}
