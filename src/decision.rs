@@ -212,12 +212,21 @@ fn decide(
             ));
         }
     }
+    let builds = if settings.pin_windows_build && os == "windows" {
+        match windows_builds(&known, &finally, subject) {
+            Ok(builds) => builds,
+            Err(refusal) => return no_common_architecture(refusal, warnings, settings),
+        }
+    } else {
+        None
+    };
     if pin(
         pod,
         &constraints,
         &common,
         &finally,
         &schedulable.architectures,
+        builds.as_ref(),
         settings,
     ) {
         record_architectures(pod, &common);
@@ -264,6 +273,21 @@ fn decide_bound(
     };
     let os = node.os.as_deref().unwrap_or(pod_os);
     let arch = node.architecture.as_deref().unwrap_or_default();
+    // With pinWindowsBuild, a Windows Node's OS build counts too (a platform that names none
+    // runs on any).
+    let build = node
+        .windows_build
+        .as_deref()
+        .filter(|_| settings.pin_windows_build && os == "windows");
+    let fits = |platform: &platform::Platform| {
+        platform.runs_on(os)
+            && platform.architecture == arch
+            && build.is_none_or(|build| platform.os_build.as_deref().is_none_or(|b| b == build))
+    };
+    let where_ = match build {
+        Some(build) => format!("{os}/{arch}, OS build {build}"),
+        None => format!("{os}/{arch}"),
+    };
     let resolved = resolve::resolve_images(images, settings, registry);
     let known = match known_images(&resolved, subject, settings, &mut warnings) {
         Ok(known) => known,
@@ -277,7 +301,7 @@ fn decide_bound(
                 .as_deref()
                 .unwrap_or_default()
                 .iter()
-                .any(|platform| platform.runs_on(os) && platform.architecture == arch)
+                .any(fits)
         })
         .map(|image| {
             let platforms = image
@@ -285,7 +309,10 @@ fn decide_bound(
                 .as_deref()
                 .unwrap_or_default()
                 .iter()
-                .map(ToString::to_string)
+                .map(|platform| match (&platform.os_build, build) {
+                    (Some(os_build), Some(_)) => format!("{platform} {os_build}"),
+                    _ => platform.to_string(),
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
             format!("{:?} runs only on {platforms}", image.image)
@@ -296,9 +323,13 @@ fn decide_bound(
     }
     no_common_architecture(
         Refusal::new(
-            format!("{PREFIX}: the {subject} is bound to node {name:?} ({os}/{arch}), which its images have no build for: "),
+            format!("{PREFIX}: the {subject} is bound to node {name:?} ({where_}), which its images have no build for: "),
             lacking.join("; "),
-            ". Its containers would fail there with exec format error".to_string(),
+            if build.is_some() {
+                ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()
+            } else {
+                ". Its containers would fail there with exec format error".to_string()
+            },
         ),
         warnings,
         settings,
@@ -370,6 +401,7 @@ fn pin(
     common: &Architectures,
     finally: &Architectures,
     schedulable: &Architectures,
+    windows_builds: Option<&Architectures>,
     settings: &Settings,
 ) -> bool {
     let to_constrain: Vec<bool> = match &constraints.terms {
@@ -380,11 +412,17 @@ fn pin(
             })
             .collect(),
     };
-    let labels: Vec<(String, String)> = settings
+    let mut labels: Vec<(String, Vec<String>)> = settings
         .match_node_labels
         .iter()
-        .filter_map(|key| pod::label(pod, key).map(|value| (key.clone(), value.to_string())))
+        .filter_map(|key| pod::label(pod, key).map(|value| (key.clone(), vec![value.to_string()])))
         .collect();
+    if let Some(builds) = windows_builds {
+        labels.push((
+            platform::WINDOWS_BUILD_LABEL.to_string(),
+            builds.iter().cloned().collect(),
+        ));
+    }
     let preferred = preferred_architecture(pod, settings)
         .filter(|preferred| finally.len() > 1 && finally.contains(*preferred))
         .map(str::to_string);
@@ -648,6 +686,51 @@ struct Common {
     images: Architectures,
     /// Those within the schedulable architectures (all of them when those are unknown).
     runnable: Architectures,
+}
+
+/// The Windows OS builds (`major.minor.build`) that every known image has a build for on one of
+/// `architectures`: `None` when no image says (an image with a Windows platform without
+/// `os.version` runs on any build); the error is the rejection message when they share none.
+fn windows_builds(
+    known: &[&ImagePlatforms],
+    architectures: &Architectures,
+    subject: &str,
+) -> Result<Option<Architectures>, Refusal> {
+    let mut shared: Option<Architectures> = None;
+    let mut each = Vec::new();
+    for image in known {
+        let platforms: Vec<&platform::Platform> = image
+            .platforms
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| p.runs_on("windows") && architectures.contains(&p.architecture))
+            .collect();
+        if platforms.is_empty() || platforms.iter().any(|p| p.os_build.is_none()) {
+            continue;
+        }
+        let builds: Architectures = platforms
+            .iter()
+            .filter_map(|p| p.os_build.clone())
+            .collect();
+        each.push(format!(
+            "{:?} is built for {}",
+            image.image,
+            platform::join(&builds, ", ")
+        ));
+        shared = Some(match shared {
+            None => builds,
+            Some(so_far) => so_far.intersection(&builds).cloned().collect(),
+        });
+    }
+    match shared {
+        Some(builds) if builds.is_empty() => Err(Refusal::new(
+            format!("{PREFIX}: no Windows OS build runs every image of this {subject}: "),
+            each.join("; "),
+            ". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+        )),
+        other => Ok(other),
+    }
 }
 
 /// The architectures on which every known image runs for `os`; the error is the rejection

@@ -35,6 +35,8 @@ pub struct Node {
     pub os: Option<String>,
     /// `kubernetes.io/arch` (else the beta label, else `status.nodeInfo.architecture`).
     pub architecture: Option<String>,
+    /// A Windows Node's `node.kubernetes.io/windows-build`.
+    pub windows_build: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -73,6 +75,8 @@ struct RawLabels<'a> {
     os: Option<Text<'a>>,
     #[serde(borrow, rename = "beta.kubernetes.io/os")]
     beta_os: Option<Text<'a>>,
+    #[serde(borrow, rename = "node.kubernetes.io/windows-build")]
+    windows_build: Option<Text<'a>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -107,6 +111,7 @@ impl RawNode<'_> {
             architecture: value(labels.arch)
                 .or(value(labels.beta_arch))
                 .or(value(info.architecture)),
+            windows_build: value(labels.windows_build),
         }
     }
 }

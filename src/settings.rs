@@ -41,6 +41,9 @@ pub struct Settings {
     /// The node pools that autoscalers create from zero nodes (OS and architectures): with
     /// `readNodes`, they count as present even when no Node of them exists.
     pub autoscaled_architectures: Vec<AutoscaledPools>,
+    /// For a Windows Pod, pin `node.kubernetes.io/windows-build` to the OS builds (`os.version`)
+    /// all its images share, and reject it when they share none.
+    pub pin_windows_build: bool,
 }
 
 impl Default for Settings {
@@ -61,6 +64,7 @@ impl Default for Settings {
             lookup_budget_milliseconds: DEFAULT_LOOKUP_BUDGET_MILLISECONDS,
             read_nodes: false,
             autoscaled_architectures: Vec::new(),
+            pin_windows_build: false,
         }
     }
 }
