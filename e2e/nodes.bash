@@ -83,3 +83,17 @@ get_node_fails() {
   printf -- "- type: Exchange\n  request: |\n    !KubernetesGetResource\n    api_version: v1\n    kind: Node\n    name: %s\n    namespace: null\n    disable_cache: false\n%s\n  response:\n    type: Error\n    message: '%s'\n" \
     "$1" "$MASKS_YAML" "$2"
 }
+
+# oci_windows IMAGE OS_VERSION...: the v1/oci_manifest exchange of a Windows amd64 image (a Docker
+# manifest list) with one entry per OS version.
+oci_windows() {
+  local image=$1
+  shift
+  local index
+  index=$(printf '%s\n' "$@" | jq -R . | jq -sc --arg d "$DIGEST" '{schemaVersion: 2,
+    mediaType: "application/vnd.docker.distribution.manifest.list.v2+json",
+    manifests: [.[] | {mediaType: "application/vnd.docker.distribution.manifest.v2+json", digest: $d,
+      size: 1234, platform: {architecture: "amd64", os: "windows", "os.version": .}}]}')
+  printf -- "- type: Exchange\n  request: |\n    !OciManifest\n    image: %s\n  response:\n    type: Success\n    payload: '%s'\n" \
+    "$image" "$index"
+}

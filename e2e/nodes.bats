@@ -354,3 +354,24 @@ bench() {
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_patch arm64)" ]
 }
+
+@test "pinWindowsBuild: a Windows Pod is pinned to the OS build its images share; bound to a node of another build, rejected" {
+  oci_windows $R/win-both:1.0 10.0.17763.6054 10.0.20348.2582 >>"$SESSION"
+  oci_windows $R/win-2022:1.0 10.0.20348.2527 >>"$SESSION"
+  pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$R'/win-both:1.0"},{"name":"b","image":"'$R'/win-2022:1.0"}]}'
+  SETTINGS='{"pinWindowsBuild":true}'
+  evaluate
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(jq -nc '[
+    {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": "amd64"}},
+    {op: "add", path: "/spec/affinity", value: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
+      {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["amd64"]},
+        {key: "node.kubernetes.io/windows-build", operator: "In", values: ["10.0.20348"]}]}]}}}}]')" ]
+  # A 2019 image bound to the Windows Server 2022 node.
+  get_node win-1 "$(win_nodes | masked)" >"$SESSION"
+  oci_windows $R/win-2019:1.0 10.0.17763.6054 >>"$SESSION"
+  pod_request '{"os":{"name":"windows"},"nodeName":"win-1","containers":[{"name":"a","image":"'$R'/win-2019:1.0"}]}'
+  SETTINGS='{"readNodes":true,"pinWindowsBuild":true}'
+  evaluate
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"win-1\" (windows/amd64, OS build 10.0.20348), which its images have no build for: \"$R/win-2019:1.0\" runs only on windows/amd64 10.0.17763. Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)" ]
+}
