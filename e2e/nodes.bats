@@ -205,20 +205,6 @@ big_cluster() {
     | .metadata.labels["kubernetes.io/hostname"] = $name | .status.addresses[1].address = $name'
 }
 
-# wall_ms: milliseconds of one kwctl run on $REQUEST with $SESSION (median of 7).
-wall_ms() {
-  local times=()
-  for _ in 1 2 3 4 5 6 7; do
-    local start end
-    start=$(date +%s%N)
-    "$KWCTL" run --request-path "$REQUEST" --settings-json "$SETTINGS" --allow-context-aware \
-      --replay-host-capabilities-interactions "$SESSION" "$POLICY" >/dev/null 2>&1
-    end=$(date +%s%N)
-    times+=($(((end - start) / 1000000)))
-  done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n 4p
-}
-
 @test "a 5,000-node cluster: the multi-arch Pod reads no Node, the amd64-only Pod reads the Nodes of both pools" {
   local nodes="$BATS_TEST_TMPDIR/nodes.jsonl"
   big_cluster 5000 >"$nodes"
@@ -240,23 +226,6 @@ wall_ms() {
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_patch amd64)" ]
-  big=$(wall_ms)
-  # kwctl's start (loading the module and the session file) without any host call: a Pod
-  # without images, with the same session.
-  pod_request '{"containers":[]}'
-  big_idle=$(wall_ms)
-  # The same evaluation on a 3-node cluster (1 arm64, 2 amd64 Nodes).
-  oci $R/amd64-only:1.0 linux/amd64 >"$SESSION"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | head -n 1 | node_list)" >>"$SESSION"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
-  pod_request "$(containers $R/amd64-only:1.0)"
-  evaluate
-  [ "$(patch)" = "$(pin_patch amd64)" ]
-  small=$(wall_ms)
-  pod_request '{"containers":[]}'
-  small_idle=$(wall_ms)
-  echo "# kwctl run, median of 7 (with the session loaded but no call): 5,000 Nodes ${big} ms (${big_idle} ms), 3 Nodes ${small} ms (${small_idle} ms)" >&3
-  echo "# the amd64-only Pod's evaluation: 5,000 Nodes $((big - big_idle)) ms, 3 Nodes $((small - small_idle)) ms" >&3
 }
 
 # bench_mean_us SESSION: kwctl bench's mean time per validate evaluation (µs) on $REQUEST,

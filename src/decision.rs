@@ -284,7 +284,7 @@ fn decide_bound(
             && platform.architecture == arch
             && build.is_none_or(|build| platform.os_build.as_deref().is_none_or(|b| b == build))
     };
-    let where_ = match build {
+    let placed = match build {
         Some(build) => format!("{os}/{arch}, OS build {build}"),
         None => format!("{os}/{arch}"),
     };
@@ -323,7 +323,7 @@ fn decide_bound(
     }
     no_common_architecture(
         Refusal::new(
-            format!("{PREFIX}: the {subject} is bound to node {name:?} ({where_}), which its images have no build for: "),
+            format!("{PREFIX}: the {subject} is bound to node {name:?} ({placed}), which its images have no build for: "),
             lacking.join("; "),
             if build.is_some() {
                 ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()

@@ -4,7 +4,8 @@
 //! The decision is plain Rust over plain data: `policy` routes a request, `decision` decides on a
 //! Pod or a workload's Pod template from the constraint model (`constraint`) and the images'
 //! platforms (`resolve`), and edits it (`affinity`, `tolerations`). This file is the thin waPC
-//! layer: JSON in, JSON out, host calls through `registry`.
+//! layer: JSON in, JSON out, host calls through `registry` (images) and `cluster` (Nodes, with
+//! `readNodes`).
 
 #![cfg_attr(
     not(test),
