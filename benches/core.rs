@@ -115,6 +115,7 @@ fn main() {
                 },
                 &parsed.settings,
                 registry,
+                &mut image_arch_affinity::cluster::NoCluster,
             )
         };
         let decide = time(iterations, || decide_once(&mut registry));

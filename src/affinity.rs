@@ -16,7 +16,7 @@ const REQUIRED_PATH: [&str; 3] = [
 ];
 
 /// Puts `kubernetes.io/arch In [common]` into each required term whose `to_constrain` flag is
-/// set, and `key In [value]` for each of `labels` into every term that has requirements and no
+/// set, and `key In [values]` for each of `labels` into every term that has requirements and no
 /// expression on that key. A Pod without terms gets one (`to_constrain[0]`: with the
 /// architecture expression), when there is anything to put in it. Returns whether anything
 /// changed.
@@ -24,7 +24,7 @@ pub fn constrain_required(
     spec: &mut Value,
     to_constrain: &[bool],
     common: &Architectures,
-    labels: &[(String, String)],
+    labels: &[(String, Vec<String>)],
 ) -> bool {
     let has_terms = spec["affinity"]["nodeAffinity"]
         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
@@ -52,9 +52,9 @@ pub fn constrain_required(
                 {
                     continue; // an empty term matches nothing; leave it so
                 }
-                for (key, value) in labels {
+                for (key, values) in labels {
                     if !has_expression_on(term, key) {
-                        push_expression(term, in_expression(key, [value]));
+                        push_expression(term, in_expression(key, values));
                         changed = true;
                     }
                 }
@@ -68,7 +68,7 @@ pub fn constrain_required(
             expressions.extend(
                 labels
                     .iter()
-                    .map(|(key, value)| in_expression(key, [value])),
+                    .map(|(key, values)| in_expression(key, values)),
             );
             *terms = json!([{ "matchExpressions": expressions }]);
             changed = true;
@@ -132,7 +132,7 @@ mod tests {
         let common: Architectures = ["amd64".to_string()].into();
         let mut spec = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}, {}, {"x": 1}]}}}});
-        let labels = [("team".to_string(), "blue".to_string())];
+        let labels = [("team".to_string(), vec!["blue".to_string()])];
         assert!(constrain_required(
             &mut spec,
             &[true, false, false],

@@ -6,8 +6,10 @@
 use serde_json::Value;
 
 use crate::affinity;
+use crate::cluster::Cluster;
 use crate::constraint::{Admits, Constraints};
 use crate::edit;
+use crate::nodes::{self, Schedulable};
 use crate::platform::{self, Architectures};
 use crate::pod;
 use crate::registry::Registry;
@@ -76,22 +78,28 @@ pub struct Decided {
     pub architectures: Option<Architectures>,
     /// The architectures of the nodes the Pod (as it came) admits, when read.
     pub admits: Option<Admits>,
+    /// The architectures counted as schedulable (empty: unknown), when the decision got there:
+    /// `schedulableArchitectures`, or those read from Nodes (`readNodes`).
+    pub schedulable: Option<Architectures>,
 }
 
 /// Applies the policy to a Pod, or to a Pod template (an object with `metadata` and `spec`),
-/// editing it in place. `subject` names it in messages.
+/// editing it in place. `subject` names it in messages. The cluster is read only with
+/// `readNodes`.
 pub fn decide_pod(
     pod: &mut Value,
     subject: &str,
     settings: &Settings,
     registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
 ) -> Decided {
     let mut decided = Decided {
         outcome: Outcome::Unchanged(Vec::new()),
         architectures: None,
         admits: None,
+        schedulable: None,
     };
-    decided.outcome = decide(pod, subject, settings, registry, &mut decided);
+    decided.outcome = decide(pod, subject, settings, registry, cluster, &mut decided);
     decided
 }
 
@@ -100,20 +108,243 @@ fn decide(
     subject: &str,
     settings: &Settings,
     registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
     learnt: &mut Decided,
 ) -> Outcome {
-    if !pod.is_object() || !pod["spec"].is_object() || pod::skip_reason(pod).is_some() {
+    if !pod.is_object() || !pod["spec"].is_object() {
         return Outcome::Unchanged(Vec::new());
     }
+    // A Pod bound to a node (or a DaemonSet's, which targets one) is checked against that node
+    // when Nodes are read, and left alone otherwise.
+    let bound = match pod::skip_reason(pod) {
+        None => None,
+        Some(_) => match pod::bound_node(pod).filter(|_| settings.read_nodes) {
+            Some(node) => Some(node.to_string()),
+            None => return Outcome::Unchanged(Vec::new()),
+        },
+    };
     let images = pod::images(pod);
     if images.is_empty() {
         return Outcome::Unchanged(Vec::new());
     }
     let os = pod::operating_system(pod, &settings.default_operating_system).to_string();
+    if let Some(node) = bound {
+        return decide_bound(&images, &node, &os, subject, settings, registry, cluster);
+    }
     let constraints = Constraints::read(&pod["spec"], &os);
     let resolved = resolve::resolve_images(&images, settings, registry);
 
     let mut warnings = Vec::new();
+    let known = match known_images(&resolved, subject, settings, &mut warnings) {
+        Ok(known) => known,
+        Err(outcome) => return outcome,
+    };
+
+    let image_common = match image_architectures(&known, &os, subject) {
+        Ok(common) => common,
+        Err(refusal) => return no_common_architecture(refusal, warnings, settings),
+    };
+    let admits = constraints.admits();
+    let schedulable = if settings.read_nodes {
+        let read = nodes::schedulable(
+            cluster,
+            &os,
+            &image_common,
+            &admits,
+            &settings.autoscaled(&os),
+        );
+        match read {
+            Ok(schedulable) => schedulable,
+            Err(cause) => match settings.on_lookup_failure {
+                OnLookupFailure::Reject => {
+                    return Outcome::Rejected(
+                        format!(
+                            "{PREFIX}: cannot read the cluster's {os} Nodes: {} (setting onLookupFailure: reject)",
+                            one_line(&cause, 300)
+                        ),
+                        warnings,
+                    )
+                }
+                OnLookupFailure::Accept => {
+                    warnings.push(warning(
+                        format!("{PREFIX}: the {subject} was not pinned to an architecture because the cluster's Nodes could not be read: "),
+                        &cause,
+                    ));
+                    return Outcome::Unchanged(warnings);
+                }
+                OnLookupFailure::IgnoreImage => {
+                    warnings.push(warning(
+                        format!("{PREFIX}: the cluster's Nodes could not be read, so the {subject} is pinned to every architecture its images run on: "),
+                        &cause,
+                    ));
+                    Schedulable::configured(Architectures::new())
+                }
+            },
+        }
+    } else {
+        Schedulable::configured(settings.schedulable())
+    };
+    learnt.schedulable = Some(schedulable.architectures.clone());
+    let Common {
+        images: image_common,
+        runnable: common,
+    } = match within_schedulable(image_common, &schedulable, &os, subject) {
+        Ok(common) => common,
+        Err(refusal) => return no_common_architecture(refusal, warnings, settings),
+    };
+    learnt.architectures = Some(common.clone());
+    learnt.admits = Some(admits.clone());
+    // Where the Pod may finally run: what its own constraints admit of what every image runs on
+    // (within the schedulable architectures).
+    let finally = admits.among(&common);
+    if finally.is_empty() {
+        let refusal = explain(&constraints, subject, &image_common, &common, &schedulable);
+        return no_common_architecture(refusal, warnings, settings);
+    }
+
+    if let Some(value) = pod::annotation(pod, PREFERRED_ANNOTATION) {
+        if !platform::KNOWN_ARCHITECTURES.contains(&value) {
+            // The user's value is what gets cut when the warning would exceed 256 characters.
+            warnings.push(capped(
+                &format!("{PREFIX}: annotation {PREFERRED_ANNOTATION}: "),
+                &format!("{value:?}"),
+                " is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64",
+            ));
+        }
+    }
+    let builds = if settings.pin_windows_build && os == "windows" {
+        match windows_builds(&known, &finally, subject) {
+            Ok(builds) => builds,
+            Err(refusal) => return no_common_architecture(refusal, warnings, settings),
+        }
+    } else {
+        None
+    };
+    if pin(
+        pod,
+        &constraints,
+        &common,
+        &finally,
+        &schedulable.architectures,
+        builds.as_ref(),
+        settings,
+    ) {
+        record_architectures(pod, &common);
+        Outcome::Changed(warnings)
+    } else {
+        Outcome::Unchanged(warnings)
+    }
+}
+
+/// A Pod bound to a node (`spec.nodeName`, or a DaemonSet Pod's target node), with `readNodes`:
+/// accepted unchanged when every image runs on the node's OS and architecture, else rejected
+/// (or, with `onNoCommonArchitecture: accept`, accepted with a warning). It is never pinned: the
+/// scheduler does not place it. A node that cannot be read follows `onLookupFailure`.
+fn decide_bound(
+    images: &[&str],
+    name: &str,
+    pod_os: &str,
+    subject: &str,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
+) -> Outcome {
+    let mut warnings = Vec::new();
+    let node = match nodes::bound_node(cluster, name) {
+        Ok(node) => node,
+        Err(cause) => {
+            return match settings.on_lookup_failure {
+                OnLookupFailure::Reject => Outcome::Rejected(
+                    format!(
+                        "{PREFIX}: cannot read node {name:?}, which the {subject} is bound to: {} (setting onLookupFailure: reject)",
+                        one_line(&cause, 300)
+                    ),
+                    warnings,
+                ),
+                OnLookupFailure::Accept | OnLookupFailure::IgnoreImage => {
+                    warnings.push(warning(
+                        format!("{PREFIX}: the {subject} was not checked against node {name:?}, which could not be read: "),
+                        &cause,
+                    ));
+                    Outcome::Unchanged(warnings)
+                }
+            };
+        }
+    };
+    let os = node.os.as_deref().unwrap_or(pod_os);
+    let arch = node.architecture.as_deref().unwrap_or_default();
+    // With pinWindowsBuild, a Windows Node's OS build counts too (a platform that names none
+    // runs on any).
+    let build = node
+        .windows_build
+        .as_deref()
+        .filter(|_| settings.pin_windows_build && os == "windows");
+    let fits = |platform: &platform::Platform| {
+        platform.runs_on(os)
+            && platform.architecture == arch
+            && build.is_none_or(|build| platform.os_build.as_deref().is_none_or(|b| b == build))
+    };
+    let placed = match build {
+        Some(build) => format!("{os}/{arch}, OS build {build}"),
+        None => format!("{os}/{arch}"),
+    };
+    let resolved = resolve::resolve_images(images, settings, registry);
+    let known = match known_images(&resolved, subject, settings, &mut warnings) {
+        Ok(known) => known,
+        Err(outcome) => return outcome,
+    };
+    let lacking: Vec<String> = known
+        .iter()
+        .filter(|image| {
+            !image
+                .platforms
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .any(fits)
+        })
+        .map(|image| {
+            let platforms = image
+                .platforms
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|platform| match (&platform.os_build, build) {
+                    (Some(os_build), Some(_)) => format!("{platform} {os_build}"),
+                    _ => platform.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("{:?} runs only on {platforms}", image.image)
+        })
+        .collect();
+    if lacking.is_empty() {
+        return Outcome::Unchanged(warnings);
+    }
+    no_common_architecture(
+        Refusal::new(
+            format!("{PREFIX}: the {subject} is bound to node {name:?} ({placed}), which its images have no build for: "),
+            lacking.join("; "),
+            if build.is_some() {
+                ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()
+            } else {
+                ". Its containers would fail there with exec format error".to_string()
+            },
+        ),
+        warnings,
+        settings,
+    )
+}
+
+/// The images whose platforms are known, after the lookup failures were handled per
+/// `onLookupFailure` (warnings added to `warnings`); the error is the outcome when they decide
+/// it.
+fn known_images<'a>(
+    resolved: &'a [ImagePlatforms],
+    subject: &str,
+    settings: &Settings,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<&'a ImagePlatforms>, Outcome> {
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
         resolved.iter().partition(|image| image.platforms.is_ok());
     if !failed.is_empty() {
@@ -129,10 +360,10 @@ fn decide(
                     .map(|(image, cause)| format!("image {image:?}: {}", one_line(cause, 300)))
                     .collect::<Vec<_>>()
                     .join("; ");
-                return Outcome::Rejected(
+                return Err(Outcome::Rejected(
                     format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on: {all} (setting onLookupFailure: reject)"),
-                    warnings,
-                );
+                    std::mem::take(warnings),
+                ));
             }
             OnLookupFailure::Accept => {
                 warnings.extend(failures.map(|(image, cause)| {
@@ -141,7 +372,7 @@ fn decide(
                         cause,
                     )
                 }));
-                return Outcome::Unchanged(warnings);
+                return Err(Outcome::Unchanged(std::mem::take(warnings)));
             }
             OnLookupFailure::IgnoreImage => {
                 warnings.extend(failures.map(|(image, cause)| {
@@ -151,46 +382,12 @@ fn decide(
                     )
                 }));
                 if known.is_empty() {
-                    return Outcome::Unchanged(warnings);
+                    return Err(Outcome::Unchanged(std::mem::take(warnings)));
                 }
             }
         }
     }
-
-    let Common {
-        images: image_common,
-        runnable: common,
-    } = match common_architectures(&known, &os, subject, settings) {
-        Ok(common) => common,
-        Err(refusal) => return no_common_architecture(refusal, warnings, settings),
-    };
-    learnt.architectures = Some(common.clone());
-    let admits = constraints.admits();
-    learnt.admits = Some(admits.clone());
-    // Where the Pod may finally run: what its own constraints admit of what every image runs on
-    // (within the schedulable architectures).
-    let finally = admits.among(&common);
-    if finally.is_empty() {
-        let refusal = explain(&constraints, subject, &image_common, &common, settings);
-        return no_common_architecture(refusal, warnings, settings);
-    }
-
-    if let Some(value) = pod::annotation(pod, PREFERRED_ANNOTATION) {
-        if !platform::KNOWN_ARCHITECTURES.contains(&value) {
-            // The user's value is what gets cut when the warning would exceed 256 characters.
-            warnings.push(capped(
-                &format!("{PREFIX}: annotation {PREFERRED_ANNOTATION}: "),
-                &format!("{value:?}"),
-                " is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64",
-            ));
-        }
-    }
-    if pin(pod, &constraints, &common, &finally, settings) {
-        record_architectures(pod, &common);
-        Outcome::Changed(warnings)
-    } else {
-        Outcome::Unchanged(warnings)
-    }
+    Ok(known)
 }
 
 /// Writes what the Pod needs so that it admits exactly the nodes it admitted whose architecture
@@ -203,22 +400,29 @@ fn pin(
     constraints: &Constraints,
     common: &Architectures,
     finally: &Architectures,
+    schedulable: &Architectures,
+    windows_builds: Option<&Architectures>,
     settings: &Settings,
 ) -> bool {
-    let schedulable = settings.schedulable();
     let to_constrain: Vec<bool> = match &constraints.terms {
-        None => vec![!constraints.selector_admits().within(common, &schedulable)],
+        None => vec![!constraints.selector_admits().within(common, schedulable)],
         Some(terms) => (0..terms.len())
             .map(|index| {
-                !terms[index].empty && !constraints.term_admits(index).within(common, &schedulable)
+                !terms[index].empty && !constraints.term_admits(index).within(common, schedulable)
             })
             .collect(),
     };
-    let labels: Vec<(String, String)> = settings
+    let mut labels: Vec<(String, Vec<String>)> = settings
         .match_node_labels
         .iter()
-        .filter_map(|key| pod::label(pod, key).map(|value| (key.clone(), value.to_string())))
+        .filter_map(|key| pod::label(pod, key).map(|value| (key.clone(), vec![value.to_string()])))
         .collect();
+    if let Some(builds) = windows_builds {
+        labels.push((
+            platform::WINDOWS_BUILD_LABEL.to_string(),
+            builds.iter().cloned().collect(),
+        ));
+    }
     let preferred = preferred_architecture(pod, settings)
         .filter(|preferred| finally.len() > 1 && finally.contains(*preferred))
         .map(str::to_string);
@@ -255,9 +459,9 @@ fn explain(
     subject: &str,
     image_common: &Architectures,
     common: &Architectures,
-    settings: &Settings,
+    schedulable: &Schedulable,
 ) -> Refusal {
-    let schedulable = platform::join(&settings.schedulable(), ", ");
+    let note = &schedulable.note;
     let os = &constraints.os;
     let selected = constraints.selector_admits();
     let entries = constraints
@@ -273,7 +477,10 @@ fn explain(
             return Refusal::new(
                 lead,
                 format!("asks for {} nodes", platform::join(&stranded, ", ")),
-                format!(", but the cluster has none (setting schedulableArchitectures: {schedulable}); of those, its images run on: {}", platform::join(common, ", ")),
+                format!(
+                    ", but the cluster has none ({note}); of those, its images run on: {}",
+                    platform::join(common, ", ")
+                ),
             );
         }
         if selected == Admits::none() {
@@ -335,7 +542,7 @@ fn explain(
         ),
         listing,
         format!(
-            ". The cluster has no {} nodes (setting schedulableArchitectures: {schedulable})",
+            ". The cluster has no {} nodes ({note})",
             platform::join(&stranded, ", "),
         ),
     )
@@ -488,14 +695,58 @@ struct Common {
     runnable: Architectures,
 }
 
-/// The architectures on which every known image runs for `os`, and those within the schedulable
-/// ones; the error is the rejection message naming each image and what it has.
-fn common_architectures(
+/// The Windows OS builds (`major.minor.build`) that every known image has a build for on one of
+/// `architectures`: `None` when no image says (an image with a Windows platform without
+/// `os.version` runs on any build); the error is the rejection message when they share none.
+fn windows_builds(
+    known: &[&ImagePlatforms],
+    architectures: &Architectures,
+    subject: &str,
+) -> Result<Option<Architectures>, Refusal> {
+    let mut shared: Option<Architectures> = None;
+    let mut each = Vec::new();
+    for image in known {
+        let platforms: Vec<&platform::Platform> = image
+            .platforms
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| p.runs_on("windows") && architectures.contains(&p.architecture))
+            .collect();
+        if platforms.is_empty() || platforms.iter().any(|p| p.os_build.is_none()) {
+            continue;
+        }
+        let builds: Architectures = platforms
+            .iter()
+            .filter_map(|p| p.os_build.clone())
+            .collect();
+        each.push(format!(
+            "{:?} is built for {}",
+            image.image,
+            platform::join(&builds, ", ")
+        ));
+        shared = Some(match shared {
+            None => builds,
+            Some(so_far) => so_far.intersection(&builds).cloned().collect(),
+        });
+    }
+    match shared {
+        Some(builds) if builds.is_empty() => Err(Refusal::new(
+            format!("{PREFIX}: no Windows OS build runs every image of this {subject}: "),
+            each.join("; "),
+            ". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// The architectures on which every known image runs for `os`; the error is the rejection
+/// message naming each image and what it has.
+fn image_architectures(
     known: &[&ImagePlatforms],
     os: &str,
     subject: &str,
-    settings: &Settings,
-) -> Result<Common, Refusal> {
+) -> Result<Architectures, Refusal> {
     let per_image: Vec<(&ImagePlatforms, Architectures)> = known
         .iter()
         .map(|image| {
@@ -530,21 +781,43 @@ fn common_architectures(
             ". Use images built for a common architecture".to_string(),
         ));
     }
-    let schedulable = settings.schedulable();
+    Ok(common)
+}
+
+/// The architectures on which every image runs (`common`), and those of them that are
+/// schedulable; the error is the rejection message when none is.
+fn within_schedulable(
+    common: Architectures,
+    schedulable: &Schedulable,
+    os: &str,
+    subject: &str,
+) -> Result<Common, Refusal> {
+    let schedulable_note = &schedulable.note;
+    let from_nodes = schedulable.from_nodes;
+    let schedulable = &schedulable.architectures;
     if schedulable.is_empty() {
         return Ok(Common {
             runnable: common.clone(),
             images: common,
         });
     }
-    let runnable: Architectures = common.intersection(&schedulable).cloned().collect();
+    let runnable: Architectures = common.intersection(schedulable).cloned().collect();
+    if runnable.is_empty() && from_nodes {
+        return Err(Refusal::new(
+            format!("{PREFIX}: the {subject}'s images all run only on "),
+            platform::join(&common, ", "),
+            format!(
+                ", but the cluster has no {os} Node of those architectures ({schedulable_note})"
+            ),
+        ));
+    }
     if runnable.is_empty() {
         return Err(Refusal::new(
             format!("{PREFIX}: the {subject}'s images all run only on "),
             platform::join(&common, ", "),
             format!(
                 ", but the cluster's nodes are {} (setting schedulableArchitectures)",
-                platform::join(&schedulable, ", ")
+                platform::join(schedulable, ", ")
             ),
         ));
     }

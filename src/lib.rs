@@ -4,7 +4,8 @@
 //! The decision is plain Rust over plain data: `policy` routes a request, `decision` decides on a
 //! Pod or a workload's Pod template from the constraint model (`constraint`) and the images'
 //! platforms (`resolve`), and edits it (`affinity`, `tolerations`). This file is the thin waPC
-//! layer: JSON in, JSON out, host calls through `registry`.
+//! layer: JSON in, JSON out, host calls through `registry` (images) and `cluster` (Nodes, with
+//! `readNodes`).
 
 #![cfg_attr(
     not(test),
@@ -12,10 +13,12 @@
 )]
 
 pub mod affinity;
+pub mod cluster;
 pub mod constraint;
 pub mod decision;
 pub mod edit;
 pub mod image;
+pub mod nodes;
 pub mod platform;
 pub mod pod;
 pub mod policy;
@@ -33,6 +36,7 @@ use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use cluster::{Cluster, NoCluster};
 use policy::{Decision, Request, Verdict};
 use registry::Registry;
 use settings::Settings;
@@ -86,9 +90,19 @@ pub struct Kind<'a> {
 /// Decides on a request: reads its objects sparsely (`sparse`), decides on that view, and writes
 /// a mutated object back whole, with every value the decision did not read as it came.
 pub fn decide(
+    request: RawRequest<'_>,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+) -> serde_json::Result<Decision<Vec<u8>>> {
+    decide_in_cluster(request, settings, registry, &mut NoCluster)
+}
+
+/// `decide`, with a cluster whose Nodes the decision reads when `readNodes` is on.
+pub fn decide_in_cluster(
     mut request: RawRequest<'_>,
     settings: &Settings,
     registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
 ) -> serde_json::Result<Decision<Vec<u8>>> {
     let (object, old_object) = (&mut request.object, &request.old_object);
     let decision = policy::evaluate(
@@ -102,6 +116,7 @@ pub fn decide(
         },
         settings,
         registry,
+        cluster,
     );
     let verdict = match (decision.verdict, object) {
         (Verdict::Mutate(view), Some(object)) => Verdict::Mutate(object.write(&view)?),
@@ -117,14 +132,26 @@ pub fn decide(
 
 /// Answers `validate`: a `ValidationRequest` in, a `ValidationResponse` out.
 pub fn validate_payload(payload: &[u8], registry: &mut dyn Registry) -> Vec<u8> {
+    validate_payload_in_cluster(payload, registry, &mut NoCluster)
+}
+
+/// `validate_payload`, with a cluster whose Nodes the decision reads when `readNodes` is on.
+pub fn validate_payload_in_cluster(
+    payload: &[u8],
+    registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
+) -> Vec<u8> {
     let decision = serde_json::from_slice::<Payload>(payload).and_then(|payload| {
         let started = Instant::now();
-        let mut registry = registry::Budgeted::new(
-            registry,
-            Duration::from_millis(payload.settings.lookup_budget_milliseconds),
-            || started.elapsed(),
-        );
-        decide(payload.request, &payload.settings, &mut registry)
+        let budget = Duration::from_millis(payload.settings.lookup_budget_milliseconds);
+        let mut registry = registry::Budgeted::new(registry, budget, || started.elapsed());
+        let mut cluster = cluster::Budgeted::new(cluster, budget, || started.elapsed());
+        decide_in_cluster(
+            payload.request,
+            &payload.settings,
+            &mut registry,
+            &mut cluster,
+        )
     });
     match decision {
         Ok(decision) => response_for(decision),
@@ -202,9 +229,10 @@ mod guest {
     }
 
     fn validate(payload: &[u8]) -> CallResult {
-        Ok(super::validate_payload(
+        Ok(super::validate_payload_in_cluster(
             payload,
             &mut crate::registry::HostRegistry,
+            &mut crate::cluster::HostCluster,
         ))
     }
 

@@ -46,6 +46,8 @@ pub type Architectures = BTreeSet<String>;
 pub struct Platform {
     pub os: Option<String>,
     pub architecture: String,
+    /// A Windows image's OS build (`major.minor.build` of its `os.version`), when it says.
+    pub os_build: Option<String>,
 }
 
 impl Platform {
@@ -59,7 +61,18 @@ impl Platform {
             Some(os) if os.eq_ignore_ascii_case("unknown") => return None,
             Some(os) => Some(os.to_ascii_lowercase()),
         };
-        Some(Platform { os, architecture })
+        Some(Platform {
+            os,
+            architecture,
+            os_build: None,
+        })
+    }
+
+    /// The same platform with the OS build of `os_version` (`10.0.20348.2527` -> `10.0.20348`),
+    /// when it has one.
+    pub fn with_os_version(mut self, os_version: Option<&str>) -> Platform {
+        self.os_build = os_version.and_then(os_build);
+        self
     }
 
     /// Whether a node running `os` can run this platform.
@@ -95,6 +108,17 @@ pub fn node_architecture(architecture: &str) -> Option<String> {
     };
     Some(folded.to_string())
 }
+
+/// The `major.minor.build` of a Windows `os.version` (what nodes carry in their
+/// `node.kubernetes.io/windows-build` label), if it has that shape.
+pub fn os_build(os_version: &str) -> Option<String> {
+    let parts: Vec<&str> = os_version.trim().split('.').take(3).collect();
+    let numeric = |part: &&str| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit());
+    (parts.len() == 3 && parts.iter().all(numeric)).then(|| parts.join("."))
+}
+
+/// The label Windows nodes carry their OS build in.
+pub const WINDOWS_BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
 
 /// Joins architectures for messages and annotations: `amd64,arm64`.
 pub fn join(architectures: &Architectures, separator: &str) -> String {
@@ -141,7 +165,8 @@ mod tests {
             Platform::runnable(None, Some("arm64")),
             Some(Platform {
                 os: None,
-                architecture: "arm64".into()
+                architecture: "arm64".into(),
+                os_build: None
             })
         );
     }
@@ -154,6 +179,15 @@ mod tests {
         assert!(!windows.runs_on("linux") && windows.runs_on("windows"));
         assert_eq!(windows.to_string(), "windows/amd64");
         assert_eq!(any.to_string(), "amd64");
+    }
+
+    #[test]
+    fn windows_builds_are_major_minor_build() {
+        assert_eq!(os_build("10.0.20348.2527").as_deref(), Some("10.0.20348"));
+        assert_eq!(os_build("10.0.17763").as_deref(), Some("10.0.17763"));
+        assert_eq!(os_build("10.0"), None);
+        assert_eq!(os_build("10.0.x.1"), None);
+        assert_eq!(os_build(""), None);
     }
 
     #[test]

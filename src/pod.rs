@@ -28,6 +28,37 @@ pub fn skip_reason(pod: &Value) -> Option<&'static str> {
     None
 }
 
+/// The node a Pod is bound to: `spec.nodeName`, else, for a Pod controlled by a DaemonSet, the
+/// node its required terms name (the DaemonSet controller writes `matchFields` `metadata.name In
+/// [node]` into every term; all of them must name the same one node).
+pub fn bound_node(pod: &Value) -> Option<&str> {
+    let spec = &pod["spec"];
+    if let Some(name) = spec["nodeName"].as_str().filter(|name| !name.is_empty()) {
+        return Some(name);
+    }
+    skip_reason(pod)?;
+    let terms = required_terms(spec)?;
+    let mut named = None;
+    for term in terms {
+        let fields = term["matchFields"].as_array()?;
+        let [field] = fields.as_slice() else {
+            return None;
+        };
+        let [value] = field["values"].as_array().map(Vec::as_slice)? else {
+            return None;
+        };
+        if field["key"] != "metadata.name" || field["operator"] != "In" {
+            return None;
+        }
+        let value = value.as_str().filter(|v| !v.is_empty())?;
+        if named.is_some_and(|n| n != value) {
+            return None;
+        }
+        named = Some(value);
+    }
+    named
+}
+
 /// The OS whose platforms count, and of the nodes the Pod runs on: the Pod's own choice
 /// (`spec.os.name`, else a nodeSelector on `kubernetes.io/os`, else on `beta.kubernetes.io/os`),
 /// else the default. An empty value counts as absent.
@@ -98,6 +129,32 @@ mod tests {
         let fields = json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}});
         assert_eq!(skip_reason(&fields), None);
+    }
+
+    #[test]
+    fn bound_nodes() {
+        assert_eq!(bound_node(&json!({"spec": {"nodeName": "n1"}})), Some("n1"));
+        assert_eq!(bound_node(&json!({"spec": {"nodeName": ""}})), None);
+        let ds = |terms: Value| {
+            json!({"metadata": {"ownerReferences": [{"kind": "DaemonSet", "controller": true}]},
+                "spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": terms}}}}})
+        };
+        let on = |node: &str| json!({"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]});
+        assert_eq!(bound_node(&ds(json!([on("n2")]))), Some("n2"));
+        assert_eq!(bound_node(&ds(json!([on("n2"), on("n2")]))), Some("n2"));
+        assert_eq!(bound_node(&ds(json!([on("n2"), on("n3")]))), None);
+        assert_eq!(bound_node(&ds(json!([]))), None);
+        assert_eq!(
+            bound_node(&ds(
+                json!([{"matchExpressions": [{"key": "a", "operator": "Exists"}]}])
+            )),
+            None
+        );
+        // Not a DaemonSet's Pod: a term naming a node is a constraint, not a binding.
+        let mut pod = ds(json!([on("n2")]));
+        pod["metadata"] = json!({});
+        assert_eq!(bound_node(&pod), None);
     }
 
     #[test]

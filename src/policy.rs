@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use crate::cluster::Cluster;
 use crate::decision;
 pub use crate::decision::{
     Decision, Outcome, Verdict, ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION, PREFIX,
@@ -29,6 +30,7 @@ pub fn evaluate(
     request: Request<'_>,
     settings: &Settings,
     registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
 ) -> Decision {
     if !request.sub_resource.is_empty() {
         return Decision::accept(Vec::new());
@@ -41,13 +43,14 @@ pub fn evaluate(
             request.old_object,
             settings,
             registry,
+            cluster,
         );
     }
     if request.operation != "CREATE" {
         return Decision::accept(Vec::new());
     }
     let mut pod = request.object;
-    match decision::decide_pod(&mut pod, "Pod", settings, registry).outcome {
+    match decision::decide_pod(&mut pod, "Pod", settings, registry, cluster).outcome {
         Outcome::Unchanged(warnings) => Decision::accept(warnings),
         Outcome::Changed(warnings) => Decision {
             verdict: Verdict::Mutate(pod),

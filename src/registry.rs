@@ -33,16 +33,21 @@ impl<'a, C: Fn() -> Duration> Budgeted<'a, C> {
     }
 
     fn check(&self) -> Result<(), String> {
-        let elapsed = (self.elapsed)();
-        if elapsed < self.budget {
-            return Ok(());
-        }
-        Err(format!(
-            "not looked up: the lookup time budget (lookupBudgetMilliseconds: {}) was spent after {} ms",
-            self.budget.as_millis(),
-            elapsed.as_millis()
-        ))
+        within_budget(self.budget, (self.elapsed)())
     }
+}
+
+/// Whether a host call may start `elapsed` into an evaluation whose lookups have `budget`; the
+/// error says why not.
+pub fn within_budget(budget: Duration, elapsed: Duration) -> Result<(), String> {
+    if elapsed < budget {
+        return Ok(());
+    }
+    Err(format!(
+        "not looked up: the lookup time budget (lookupBudgetMilliseconds: {}) was spent after {} ms",
+        budget.as_millis(),
+        elapsed.as_millis()
+    ))
 }
 
 impl<C: Fn() -> Duration> Registry for Budgeted<'_, C> {

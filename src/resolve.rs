@@ -42,6 +42,7 @@ pub fn resolve_images(
                         .map(|architecture| Platform {
                             os: None,
                             architecture,
+                            os_build: None,
                         })
                         .collect())
                 } else {
@@ -123,6 +124,9 @@ struct RawPlatform<'a> {
     os: Option<Text<'a>>,
     #[serde(borrow)]
     architecture: Option<Text<'a>>,
+    /// Windows images' OS version; the host writes the key as `os.version`.
+    #[serde(borrow, rename = "os.version")]
+    os_version: Option<Text<'a>>,
 }
 
 /// Whether an index entry's annotations mark it as no image (`REFERENCE_TYPE_ANNOTATION`).
@@ -172,6 +176,7 @@ pub fn parse_manifest(raw: &[u8]) -> Result<Manifest, String> {
             .filter_map(|entry| {
                 let platform = entry.platform?;
                 Platform::runnable(platform.os.as_deref(), platform.architecture.as_deref())
+                    .map(|p| p.with_os_version(platform.os_version.as_deref()))
             })
             .collect();
         platforms.sort();
@@ -210,11 +215,12 @@ pub fn platform_from_config(raw: &[u8]) -> Result<Platform, String> {
         answer.config.os.as_deref(),
         answer.config.architecture.as_deref(),
     )
+    .map(|p| p.with_os_version(answer.config.os_version.as_deref()))
     .ok_or_else(|| "the image config names no runnable architecture".to_string())
 }
 
 /// The host's error text, without the waPC prefix.
-fn host_error(error: String) -> String {
+pub(crate) fn host_error(error: String) -> String {
     error
         .strip_prefix("Host error: ")
         .map(str::to_string)
@@ -255,6 +261,10 @@ mod tests {
             platforms(raw),
             ["linux/arm", "linux/s390x", "windows/amd64"]
         );
+        let Manifest::Platforms(list) = parse_manifest(raw.as_bytes()).unwrap() else {
+            panic!("an index");
+        };
+        assert_eq!(list[2].os_build.as_deref(), Some("10.0.17763"));
     }
 
     #[test]
@@ -295,6 +305,12 @@ mod tests {
     fn config_platform() {
         let raw = br#"{"manifest":{},"digest":"sha256:a","config":{"architecture":"arm","os":"linux","variant":"v7","rootfs":{}}}"#;
         assert_eq!(platform_from_config(raw).unwrap().to_string(), "linux/arm");
+        let windows =
+            br#"{"config":{"architecture":"amd64","os":"windows","os.version":"10.0.20348.2527"}}"#;
+        assert_eq!(
+            platform_from_config(windows).unwrap().os_build.as_deref(),
+            Some("10.0.20348")
+        );
         assert_eq!(
             platform_from_config(br#"{"config":{"os":"linux"}}"#).unwrap_err(),
             "the image config names no runnable architecture"

@@ -34,6 +34,16 @@ pub struct Settings {
     /// No lookup starts after this much time in one evaluation: the images left are lookup
     /// failures. Keep it below the policy's `timeoutEvalSeconds`.
     pub lookup_budget_milliseconds: u64,
+    /// Read the architectures (per OS) of the cluster's Nodes through the host's Kubernetes
+    /// capabilities instead of `schedulableArchitectures`, and check Pods bound to a node
+    /// (`spec.nodeName`, DaemonSet Pods) against their node (`nodes`).
+    pub read_nodes: bool,
+    /// The node pools that autoscalers create from zero nodes (OS and architectures): with
+    /// `readNodes`, they count as present even when no Node of them exists.
+    pub autoscaled_architectures: Vec<AutoscaledPools>,
+    /// For a Windows Pod, pin `node.kubernetes.io/windows-build` to the OS builds (`os.version`)
+    /// all its images share, and reject it when they share none.
+    pub pin_windows_build: bool,
 }
 
 impl Default for Settings {
@@ -52,6 +62,9 @@ impl Default for Settings {
             workload_templates: TemplateMode::Validate,
             daemon_set_templates: TemplateMode::Validate,
             lookup_budget_milliseconds: DEFAULT_LOOKUP_BUDGET_MILLISECONDS,
+            read_nodes: false,
+            autoscaled_architectures: Vec::new(),
+            pin_windows_build: false,
         }
     }
 }
@@ -85,6 +98,16 @@ pub enum TemplateMode {
     Validate,
     /// Write the constraints into the Pod template, so Pods arrive already pinned.
     Mutate,
+}
+
+/// Node pools of one OS that autoscalers create from zero nodes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AutoscaledPools {
+    /// A `kubernetes.io/os` value.
+    pub os: String,
+    /// Their `kubernetes.io/arch` values.
+    pub architectures: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -190,7 +213,50 @@ impl Settings {
         for key in &self.match_node_labels {
             check_label_key(key).map_err(|e| format!("matchNodeLabels: {e}"))?;
         }
+        if self.read_nodes && !self.schedulable_architectures.is_empty() {
+            return Err(
+                "schedulableArchitectures and readNodes: true exclude each other: readNodes reads the architectures \
+                 from the cluster's Nodes (list node pools that autoscalers create from zero nodes in autoscaledArchitectures)"
+                    .to_string(),
+            );
+        }
+        if !self.read_nodes && !self.autoscaled_architectures.is_empty() {
+            return Err(
+                "autoscaledArchitectures is read only with readNodes: true (without it, list every architecture \
+                 of the cluster in schedulableArchitectures)"
+                    .to_string(),
+            );
+        }
+        for (index, pools) in self.autoscaled_architectures.iter().enumerate() {
+            let os = &pools.os;
+            if !platform::KNOWN_OPERATING_SYSTEMS.contains(&os.as_str()) {
+                return Err(format!(
+                    "autoscaledArchitectures[{index}].os: {os:?} is not an operating system (a node `kubernetes.io/os` value); use one of: {}",
+                    platform::KNOWN_OPERATING_SYSTEMS.join(", ")
+                ));
+            }
+            if pools.architectures.is_empty() {
+                return Err(format!(
+                    "autoscaledArchitectures[{index}].architectures: list the architectures of the {os} node pools that autoscalers create from zero nodes"
+                ));
+            }
+            for arch in &pools.architectures {
+                platform::check_known_architecture(
+                    &format!("autoscaledArchitectures[{index}].architectures"),
+                    arch,
+                )?;
+            }
+        }
         Ok(())
+    }
+
+    /// The architectures of `os` node pools that autoscalers create from zero nodes.
+    pub fn autoscaled(&self, os: &str) -> Architectures {
+        self.autoscaled_architectures
+            .iter()
+            .filter(|pools| pools.os == os)
+            .flat_map(|pools| pools.architectures.iter().cloned())
+            .collect()
     }
 
     /// The architectures configured for an image by `imagePlatforms` (first matching entry), if
@@ -457,6 +523,34 @@ mod tests {
                 r#"{"matchNodeLabels":["Zone Name"]}"#,
                 "matchNodeLabels: \"Zone Name\" is not a label key",
             ),
+            (
+                r#"{"readNodes":"yes"}"#,
+                "invalid settings: invalid type: string \"yes\", expected a boolean",
+            ),
+            (
+                r#"{"readNodes":true,"schedulableArchitectures":["amd64"]}"#,
+                "schedulableArchitectures and readNodes: true exclude each other",
+            ),
+            (
+                r#"{"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}"#,
+                "autoscaledArchitectures is read only with readNodes: true",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"Linux","architectures":["arm64"]}]}"#,
+                "autoscaledArchitectures[0].os: \"Linux\" is not an operating system",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":[]}]}"#,
+                "autoscaledArchitectures[0].architectures: list the architectures of the linux node pools",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"windows","architectures":["x86_64"]}]}"#,
+                "autoscaledArchitectures[0].architectures: unknown architecture \"x86_64\"",
+            ),
+            (
+                r#"{"readNodes":true,"autoscaledArchitectures":[{"architectures":["arm64"]}]}"#,
+                "invalid settings: missing field `os`",
+            ),
         ];
         for (json, expected) in cases {
             let err = parse(json).unwrap_err();
@@ -465,6 +559,21 @@ mod tests {
                 "settings {json}\n  got: {err}\n want: {expected}..."
             );
         }
+    }
+
+    #[test]
+    fn node_aware_settings_parse() {
+        let settings = parse(
+            r#"{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]},{"os":"windows","architectures":["amd64"]},{"os":"linux","architectures":["s390x"]}]}"#,
+        )
+        .unwrap();
+        assert!(settings.read_nodes);
+        assert_eq!(
+            settings.autoscaled("linux"),
+            ["arm64".to_string(), "s390x".to_string()].into()
+        );
+        assert_eq!(settings.autoscaled("freebsd"), Architectures::new());
+        assert!(!Settings::default().read_nodes);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::cluster::Cluster;
 use crate::constraint::Admits;
 use crate::decision::{self, capped, Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
 use crate::platform::{self, Architectures};
@@ -80,6 +81,7 @@ pub fn evaluate(
     old_object: &Value,
     settings: &Settings,
     registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
 ) -> Decision {
     let accept = || Decision {
         verdict: Verdict::Accept,
@@ -107,7 +109,7 @@ pub fn evaluate(
         return accept();
     };
     let daemon_set = kind == "DaemonSet" && mode == TemplateMode::Validate;
-    let decided = decision::decide_pod(pod_template, "Pod template", settings, registry);
+    let decided = decision::decide_pod(pod_template, "Pod template", settings, registry, cluster);
     match decided.outcome {
         Outcome::Rejected(message, warnings) => Decision {
             verdict: Verdict::Reject(message),
@@ -118,10 +120,13 @@ pub fn evaluate(
             warnings,
         },
         Outcome::Changed(mut warnings) | Outcome::Unchanged(mut warnings) => {
-            if let (true, Some(common), Some(admits)) =
-                (daemon_set, &decided.architectures, decided.admits)
-            {
-                warnings.extend(daemon_set_warning(admits, common, settings));
+            if let (true, Some(common), Some(admits), Some(schedulable)) = (
+                daemon_set,
+                &decided.architectures,
+                decided.admits,
+                decided.schedulable,
+            ) {
+                warnings.extend(daemon_set_warning(admits, common, schedulable));
             }
             Decision {
                 verdict: Verdict::Accept,
@@ -133,14 +138,13 @@ pub fn evaluate(
 
 /// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
 /// architecture the template admits (`admits`, read by `constraint` like any Pod's), those Pods
-/// crash-loop: name those architectures, among the schedulable ones when they are known. Cut to
-/// fit a warning, keeping the advice.
+/// crash-loop: name those architectures, among the schedulable ones when they are known
+/// (`schedulableArchitectures`, or read from Nodes). Cut to fit a warning, keeping the advice.
 fn daemon_set_warning(
     admits: Admits,
     common: &Architectures,
-    settings: &Settings,
+    schedulable: Architectures,
 ) -> Option<String> {
-    let schedulable = settings.schedulable();
     let mut outside = admits.and(Admits::AllBut(common.clone()));
     if !schedulable.is_empty() {
         outside = outside.and(Admits::Only(schedulable));

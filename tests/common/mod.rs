@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use image_arch_affinity::cluster::Cluster;
 use image_arch_affinity::policy::{self, Decision, Request, Verdict};
 use image_arch_affinity::registry::Registry;
 use image_arch_affinity::settings::Settings;
@@ -233,7 +234,187 @@ pub fn run_update(
     old_object: &Value,
     settings: &Settings,
 ) -> Run {
+    let mut cluster = FixtureCluster::default();
+    let run = run_in_cluster(
+        registry,
+        &mut cluster,
+        kind,
+        operation,
+        object,
+        old_object,
+        settings,
+    );
+    assert_eq!(
+        cluster.calls,
+        Vec::<String>::new(),
+        "no Node is read without readNodes"
+    );
+    run
+}
+
+/// A cluster of Nodes (JSON as the API server serves them) that answers the policy's Node
+/// lists and gets as the Kubewarden host does: label selectors (`k=v`, `k in (..)`,
+/// `k notin (..)`, comma-separated) evaluated over the Nodes, field masks applied to `spec` and
+/// `status` (metadata always whole). Every call is recorded.
+#[derive(Default)]
+pub struct FixtureCluster {
+    pub nodes: Vec<Value>,
+    /// Every call fails with this host error.
+    pub failure: Option<String>,
+    pub calls: Vec<String>,
+}
+
+/// A Node shaped like a real one (kubelet labels, a taint or a cordon when asked, status).
+pub fn node(name: &str, os: &str, arch: &str) -> Value {
+    let mut labels = json!({
+        "beta.kubernetes.io/arch": arch, "beta.kubernetes.io/os": os,
+        "kubernetes.io/arch": arch, "kubernetes.io/os": os, "kubernetes.io/hostname": name,
+        "node.kubernetes.io/instance-type": "m6g.large", "topology.kubernetes.io/zone": "eu-west-1a"});
+    if os == "windows" {
+        labels["node.kubernetes.io/windows-build"] = json!("10.0.20348");
+    }
+    json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "uid": format!("uid-{name}"), "resourceVersion": "4711",
+            "creationTimestamp": "2026-11-01T00:00:00Z", "labels": labels,
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+        "spec": {"podCIDR": "10.244.1.0/24", "providerID": format!("aws:///eu-west-1a/{name}")},
+        "status": {"capacity": {"cpu": "2", "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "nodeInfo": {"architecture": arch, "operatingSystem": os, "kubeletVersion": "v1.31.2",
+                "osImage": "Ubuntu 24.04 LTS", "containerRuntimeVersion": "containerd://1.7.22"}}})
+}
+
+fn label_matches(node: &Value, requirement: &str) -> bool {
+    let labels = &node["metadata"]["labels"];
+    let set = |values: &str| -> Vec<String> {
+        values
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .collect()
+    };
+    if let Some((key, values)) = requirement.split_once(" notin ") {
+        return labels[key.trim()]
+            .as_str()
+            .is_none_or(|v| !set(values).iter().any(|x| x == v));
+    }
+    if let Some((key, values)) = requirement.split_once(" in ") {
+        return labels[key.trim()]
+            .as_str()
+            .is_some_and(|v| set(values).iter().any(|x| x == v));
+    }
+    let (key, value) = requirement.split_once('=').expect("k=v");
+    labels[key] == value
+}
+
+/// Splits a selector at the commas outside parentheses.
+fn requirements(selector: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in selector.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&selector[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&selector[start..]);
+    parts
+}
+
+fn masked(node: &Value, masks: &[&str]) -> Value {
+    let mut out = json!({"apiVersion": node["apiVersion"], "kind": node["kind"], "metadata": node["metadata"]});
+    for mask in masks {
+        let path: Vec<&str> = mask.split('.').collect();
+        let mut source = node;
+        for key in &path {
+            source = &source[*key];
+        }
+        if source.is_null() {
+            continue;
+        }
+        let mut target = &mut out;
+        for key in &path[..path.len() - 1] {
+            target = target
+                .as_object_mut()
+                .expect("object")
+                .entry(key.to_string())
+                .or_insert_with(|| json!({}));
+        }
+        target[path[path.len() - 1]] = source.clone();
+    }
+    out
+}
+
+impl FixtureCluster {
+    pub fn of(nodes: Vec<Value>) -> FixtureCluster {
+        FixtureCluster {
+            nodes,
+            ..FixtureCluster::default()
+        }
+    }
+}
+
+impl Cluster for FixtureCluster {
+    fn list_nodes(&mut self, selector: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.calls.push(format!(
+            "list_resources_all v1/Node {selector} masks {}",
+            masks.join(",")
+        ));
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        let items: Vec<Value> = self
+            .nodes
+            .iter()
+            .filter(|node| {
+                requirements(selector)
+                    .iter()
+                    .all(|r| label_matches(node, r))
+            })
+            .map(|node| masked(node, masks))
+            .collect();
+        Ok(json!({"apiVersion": "v1", "kind": "NodeList", "metadata": {"resourceVersion": "1"}, "items": items})
+            .to_string()
+            .into_bytes())
+    }
+
+    fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.calls.push(format!(
+            "get_resource v1/Node {name} masks {}",
+            masks.join(",")
+        ));
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        self.nodes
+            .iter()
+            .find(|node| node["metadata"]["name"] == name)
+            .map(|node| masked(node, masks).to_string().into_bytes())
+            .ok_or_else(|| {
+                format!("Host error: error invoking host capability kubernetes.get_resource: nodes \"{name}\" not found")
+            })
+    }
+}
+
+/// One evaluation in a cluster (read only with `readNodes`): the whole object and the sparse
+/// reading, which must decide alike after the same host calls.
+pub fn run_in_cluster(
+    registry: &mut FixtureRegistry,
+    cluster: &mut FixtureCluster,
+    kind: &str,
+    operation: &str,
+    object: &Value,
+    old_object: &Value,
+    settings: &Settings,
+) -> Run {
     registry.calls.clear();
+    cluster.calls.clear();
     let decision = policy::evaluate(
         Request {
             kind,
@@ -244,16 +425,18 @@ pub fn run_update(
         },
         settings,
         registry,
+        cluster,
     );
     // The same request as the module reads it (objects as raw JSON, read sparsely): the same
     // decision and, when mutated, the same object, after the same lookups.
     let calls = std::mem::take(&mut registry.calls);
+    let cluster_calls = std::mem::take(&mut cluster.calls);
     let json = |value: &Value| serde_json::to_string(value).expect("JSON");
     let (object_json, old_object_json) = (json(object), json(old_object));
     fn read(json: &str) -> Option<Sparse<'_>> {
         serde_json::from_str(json).expect("the object reads")
     }
-    let sparse = image_arch_affinity::decide(
+    let sparse = image_arch_affinity::decide_in_cluster(
         RawRequest {
             kind: Kind { kind: kind.into() },
             operation: operation.into(),
@@ -263,6 +446,7 @@ pub fn run_update(
         },
         settings,
         registry,
+        cluster,
     )
     .expect("the request reads");
     let sparse_verdict = match sparse.verdict {
@@ -280,6 +464,10 @@ pub fn run_update(
     assert_eq!(
         registry.calls, calls,
         "the sparse reading looks up the same images"
+    );
+    assert_eq!(
+        cluster.calls, cluster_calls,
+        "the sparse reading reads the same Nodes"
     );
     let patch = match &decision.verdict {
         Verdict::Mutate(mutated) => {

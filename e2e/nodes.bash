@@ -1,0 +1,99 @@
+# Replay sessions for the node-aware mode (setting readNodes), loaded by e2e/nodes.bats: Nodes
+# shaped like real ones, masked as the Kubewarden host masks them, and the host-call exchanges
+# (kwctl --replay-host-capabilities-interactions: strict first-in-first-out, each request compared
+# with the recorded one, so a session pins the label selectors and field masks the policy sends).
+
+# The field masks the policy sends (src/nodes.rs FIELD_MASKS).
+MASKS_YAML='    field_masks:
+    - status.nodeInfo.architecture
+    - status.nodeInfo.operatingSystem'
+
+# node NAME OS ARCH [EXTRA_JSON]: a Node as the API server serves it (kubelet labels, annotations,
+# spec, status), EXTRA_JSON merged into it (e.g. a taint, a cordon).
+node() {
+  jq -nc --arg n "$1" --arg os "$2" --arg arch "$3" --argjson extra "${4:-{\}}" '{
+    apiVersion: "v1", kind: "Node",
+    metadata: {name: $n, uid: ("0f6c-" + $n), resourceVersion: "48213", creationTimestamp: "2026-10-01T08:00:00Z",
+      labels: ({"beta.kubernetes.io/arch": $arch, "beta.kubernetes.io/os": $os, "kubernetes.io/arch": $arch,
+        "kubernetes.io/os": $os, "kubernetes.io/hostname": $n,
+        "node.kubernetes.io/instance-type": (if $arch == "arm64" then "m7g.large" else "m7i.large" end),
+        "topology.kubernetes.io/region": "eu-west-1", "topology.kubernetes.io/zone": "eu-west-1a"}
+        + (if $os == "windows" then {"node.kubernetes.io/windows-build": "10.0.20348"} else {} end)),
+      annotations: {"node.alpha.kubernetes.io/ttl": "0", "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
+      managedFields: [{manager: "kubelet", operation: "Update", apiVersion: "v1"}]},
+    spec: {podCIDR: "10.244.3.0/24", podCIDRs: ["10.244.3.0/24"], providerID: ("aws:///eu-west-1a/i-" + $n)},
+    status: {capacity: {cpu: "2", memory: "8012596Ki", pods: "110"}, allocatable: {cpu: "1930m", memory: "7298868Ki", pods: "110"},
+      conditions: [{type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status"}],
+      addresses: [{type: "InternalIP", address: "10.0.3.17"}, {type: "Hostname", address: $n}],
+      nodeInfo: {architecture: $arch, operatingSystem: $os, kubeletVersion: "v1.31.2", kubeProxyVersion: "v1.31.2",
+        osImage: (if $os == "windows" then "Windows Server 2022 Datacenter" else "Ubuntu 24.04.1 LTS" end),
+        kernelVersion: "6.8.0-1016-aws", containerRuntimeVersion: "containerd://1.7.22",
+        machineID: "ec2a", systemUUID: "ec2a", bootID: "b007"},
+      images: [{names: ["registry.k8s.io/pause:3.10"], sizeBytes: 320368}]}
+  } * $extra'
+}
+
+# masked: a Node (stdin, one per line) as the host returns it with the policy's field masks:
+# apiVersion, kind, metadata whole but managedFields, status.nodeInfo.{architecture,operatingSystem}.
+masked() {
+  jq -c '{apiVersion, kind, metadata: (.metadata | del(.managedFields)),
+    status: {nodeInfo: {architecture: .status.nodeInfo.architecture, operatingSystem: .status.nodeInfo.operatingSystem}}}'
+}
+
+# node_list: a NodeList of the Nodes on stdin (one per line), masked.
+node_list() {
+  masked | jq -sc '{apiVersion: "v1", kind: "NodeList", metadata: {resourceVersion: "48213"}, items: .}'
+}
+
+DIGEST=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+
+# oci IMAGE OS/ARCH...: the exchange of the image's v1/oci_manifest lookup (an OCI index).
+oci() {
+  local image=$1
+  shift
+  local index
+  index=$(printf '%s\n' "$@" | jq -R . | jq -sc --arg d "$DIGEST" '{schemaVersion: 2,
+    mediaType: "application/vnd.oci.image.index.v1+json",
+    manifests: [.[] | split("/") | {mediaType: "application/vnd.oci.image.manifest.v1+json", digest: $d,
+      size: 1234, platform: {os: .[0], architecture: .[1]}}]}')
+  printf -- "- type: Exchange\n  request: |\n    !OciManifest\n    image: %s\n  response:\n    type: Success\n    payload: '%s'\n" \
+    "$image" "$index"
+}
+
+# list_nodes SELECTOR PAYLOAD: the exchange of a kubernetes/list_resources_all on v1/Node.
+list_nodes() {
+  printf -- "- type: Exchange\n  request: |\n    !KubernetesListResourceAll\n    api_version: v1\n    kind: Node\n    label_selector: %s\n    field_selector: null\n%s\n  response:\n    type: Success\n    payload: '%s'\n" \
+    "$1" "$MASKS_YAML" "$2"
+}
+
+# list_fails SELECTOR MESSAGE: a failing kubernetes/list_resources_all.
+list_fails() {
+  printf -- "- type: Exchange\n  request: |\n    !KubernetesListResourceAll\n    api_version: v1\n    kind: Node\n    label_selector: %s\n    field_selector: null\n%s\n  response:\n    type: Error\n    message: '%s'\n" \
+    "$1" "$MASKS_YAML" "$2"
+}
+
+# get_node NAME PAYLOAD: the exchange of a kubernetes/get_resource of one Node.
+get_node() {
+  printf -- "- type: Exchange\n  request: |\n    !KubernetesGetResource\n    api_version: v1\n    kind: Node\n    name: %s\n    namespace: null\n    disable_cache: false\n%s\n  response:\n    type: Success\n    payload: '%s'\n" \
+    "$1" "$MASKS_YAML" "$2"
+}
+
+# get_node_fails NAME MESSAGE: a failing kubernetes/get_resource.
+get_node_fails() {
+  printf -- "- type: Exchange\n  request: |\n    !KubernetesGetResource\n    api_version: v1\n    kind: Node\n    name: %s\n    namespace: null\n    disable_cache: false\n%s\n  response:\n    type: Error\n    message: '%s'\n" \
+    "$1" "$MASKS_YAML" "$2"
+}
+
+# oci_windows IMAGE OS_VERSION...: the v1/oci_manifest exchange of a Windows amd64 image (a Docker
+# manifest list) with one entry per OS version.
+oci_windows() {
+  local image=$1
+  shift
+  local index
+  index=$(printf '%s\n' "$@" | jq -R . | jq -sc --arg d "$DIGEST" '{schemaVersion: 2,
+    mediaType: "application/vnd.docker.distribution.manifest.list.v2+json",
+    manifests: [.[] | {mediaType: "application/vnd.docker.distribution.manifest.v2+json", digest: $d,
+      size: 1234, platform: {architecture: "amd64", os: "windows", "os.version": .}}]}')
+  printf -- "- type: Exchange\n  request: |\n    !OciManifest\n    image: %s\n  response:\n    type: Success\n    payload: '%s'\n" \
+    "$image" "$index"
+}

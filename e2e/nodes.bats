@@ -1,0 +1,346 @@
+#!/usr/bin/env bats
+# The node-aware mode (setting readNodes) end to end: the annotated module run by kwctl (>= 1.35,
+# .tools/bin/kwctl) with --allow-context-aware and replayed host calls
+# (--replay-host-capabilities-interactions): Nodes shaped like real ones (e2e/nodes.bash), the
+# image lookups replayed too, so no registry nor cluster is needed and every run is the same.
+# A request that differs from the recorded one fails the replay, which the policy would report
+# in a warning or message: each test asserts the exact response.
+#   bats e2e/nodes.bats
+# Timings are printed as "# ..." lines.
+
+bats_require_minimum_version 1.5.0
+load requests
+load nodes
+
+setup_file() {
+  cd "$BATS_TEST_DIRNAME/.."
+  export KWCTL="${KWCTL:-.tools/bin/kwctl}"
+  export POLICY="${POLICY:-annotated-policy.wasm}"
+}
+
+setup() {
+  cd "$BATS_TEST_DIRNAME/.."
+  REQUEST="$BATS_TEST_TMPDIR/request.json"
+  SESSION="$BATS_TEST_TMPDIR/session.yml"
+  SETTINGS='{"readNodes":true}'
+  : >"$SESSION"
+}
+
+R=registry.example.com
+
+# The mixed cluster: two amd64 Linux Nodes, two arm64 ones (one cordoned, one tainted), a
+# Windows Node.
+amd_nodes() {
+  node amd-1 linux amd64
+  node amd-2 linux amd64
+}
+arm_nodes() {
+  node arm-1 linux arm64 '{"spec":{"unschedulable":true,"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule","timeAdded":"2026-11-20T10:00:00Z"}]}}'
+  node arm-2 linux arm64 '{"spec":{"taints":[{"key":"dedicated","value":"arm","effect":"NoSchedule"}]}}'
+}
+win_nodes() { node win-1 windows amd64; }
+
+EMPTY='{"apiVersion":"v1","kind":"NodeList","metadata":{"resourceVersion":"48213"},"items":[]}'
+
+# evaluate: kwctl run on $REQUEST with $SETTINGS, replaying $SESSION; RESPONSE is its stdout line.
+evaluate() {
+  run --separate-stderr "$KWCTL" run --request-path "$REQUEST" --settings-json "$SETTINGS" \
+    --allow-context-aware --replay-host-capabilities-interactions "$SESSION" "$POLICY"
+  [ "$status" -eq 0 ]
+  RESPONSE=$(echo "$output" | tail -n 1)
+  # Every call was answered from the session, as recorded.
+  [[ "$stderr" != *"Replay error"* ]]
+  [[ "$stderr" != *"recorded responses is empty"* ]]
+}
+
+@test "mixed pools: a multi-arch Pod is left unpinned after one list that selects no Node" {
+  oci $R/multi:1.0 linux/amd64 linux/arm64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY" >>"$SESSION"
+  pod_request "$(containers $R/multi:1.0)"
+  evaluate
+  [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
+}
+
+@test "mixed pools: an amd64-only Pod is pinned to amd64 (cordoned and tainted arm64 Nodes count)" {
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)" >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  pod_request "$(containers $R/amd64-only:1.0)"
+  evaluate
+  [ "$(allowed)" = true ]
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(pin_patch amd64)" ]
+}
+
+@test "an absent architecture: a Pod whose images run on no Node is rejected naming both" {
+  oci $R/s390x-only:1.0 linux/s390x >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)" "$( (amd_nodes; arm_nodes) | node_list)" >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (s390x)" "$EMPTY" >>"$SESSION"
+  pod_request "$(containers $R/s390x-only:1.0)"
+  evaluate
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "image-arch-affinity: the Pod's images all run only on s390x, but the cluster has no linux Node of those architectures (setting readNodes: linux Nodes found of amd64, arm64)" ]
+}
+
+@test "an autoscaled arm64 pool with zero Nodes: an arm64 Pod is pinned, not rejected" {
+  oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  pod_request "$(containers $R/arm64-only:1.0)"
+  SETTINGS='{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
+  evaluate
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+}
+
+@test "a Windows Pod reads the Windows Nodes" {
+  oci $R/windows:1.0 windows/amd64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY" >>"$SESSION"
+  pod_request '{"os":{"name":"windows"},"containers":[{"name":"c","image":"'$R'/windows:1.0"}]}'
+  evaluate
+  [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
+}
+
+@test "a Pod bound to a node of the wrong architecture is rejected naming image, node and architectures" {
+  get_node arm-2 "$(arm_nodes | tail -n 1 | masked)" >>"$SESSION"
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$R'/amd64-only:1.0"}]}'
+  evaluate
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64), which its images have no build for: \"$R/amd64-only:1.0\" runs only on linux/amd64. Its containers would fail there with exec format error" ]
+}
+
+@test "a Pod bound to a fitting node is accepted unchanged; without readNodes no Node is read" {
+  get_node amd-1 "$(amd_nodes | head -n 1 | masked)" >>"$SESSION"
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  pod_request '{"nodeName":"amd-1","containers":[{"name":"c","image":"'$R'/amd64-only:1.0"}]}'
+  evaluate
+  [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
+  # Without readNodes the bound Pod is skipped: no call at all (an empty session answers none).
+  : >"$SESSION"
+  SETTINGS='{}'
+  pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$R'/amd64-only:1.0"}]}'
+  evaluate
+  [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
+}
+
+@test "a DaemonSet's Pod is checked against its target node" {
+  get_node arm-1 "$(arm_nodes | head -n 1 | masked)" >>"$SESSION"
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  pod_request '{"containers":[{"name":"c","image":"'$R'/amd64-only:1.0"}],
+    "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+      {"matchFields":[{"key":"metadata.name","operator":"In","values":["arm-1"]}]}]}}}}' \
+    '{"ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"agent","uid":"d5","controller":true,"blockOwnerDeletion":true}]}'
+  evaluate
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"arm-1\" (linux/arm64), which its images have no build for: \"$R/amd64-only:1.0\" runs only on linux/amd64. Its containers would fail there with exec format error" ]
+}
+
+@test "a missing node follows onLookupFailure: a warning by default, a rejection with reject" {
+  local missing='ApiError: nodes "gone-1" not found: NotFound (ErrorResponse { status: "Failure", message: "nodes \"gone-1\" not found", reason: "NotFound", code: 404 })'
+  get_node_fails gone-1 "$missing" >>"$SESSION"
+  pod_request '{"nodeName":"gone-1","containers":[{"name":"c","image":"'$R'/amd64-only:1.0"}]}'
+  evaluate
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = none ]
+  [ "$(warnings)" = "$(jq -nc --arg m "$missing" '["image-arch-affinity: the Pod was not checked against node \"gone-1\", which could not be read: " + $m]')" ]
+  get_node_fails gone-1 "$missing" >"$SESSION"
+  SETTINGS='{"readNodes":true,"onLookupFailure":"reject"}'
+  evaluate
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "image-arch-affinity: cannot read node \"gone-1\", which the Pod is bound to: $missing (setting onLookupFailure: reject)" ]
+}
+
+@test "a failing Node list follows onLookupFailure" {
+  local refused='Get "https://10.96.0.1:443/api/v1/nodes?labelSelector=kubernetes.io%2Fos%3Dlinux": dial tcp 10.96.0.1:443: connect: connection refused'
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  list_fails "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$refused" >>"$SESSION"
+  pod_request "$(containers $R/amd64-only:1.0)"
+  evaluate
+  # ignoreImage (the default): pinned to every architecture the images run on, with a warning.
+  [ "$(patch)" = "$(pin_patch amd64)" ]
+  [ "$(warning_count)" = 1 ]
+  [[ "$(warning)" == "image-arch-affinity: the cluster's Nodes could not be read, so the Pod is pinned to every architecture its images run on: Get \"https://10.96.0.1:443/api/v1/nodes?labelSelector=kubernetes.io%2Fos%3Dlinux\": dial tcp "* ]]
+  oci $R/amd64-only:1.0 linux/amd64 >"$SESSION"
+  list_fails "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$refused" >>"$SESSION"
+  SETTINGS='{"readNodes":true,"onLookupFailure":"reject"}'
+  evaluate
+  [ "$(message)" = "image-arch-affinity: cannot read the cluster's linux Nodes: Get \"https://10.96.0.1:443/api/v1/nodes?labelSelector=kubernetes.io%2Fos%3Dlinux\": dial tcp 10.96.0.1:443: connect: connection refused (setting onLookupFailure: reject)" ]
+}
+
+# audit_request NODE IMAGE: what the audit scanner sends for a running Pod: a CREATE of the live
+# object (spec.nodeName, status), no user.
+audit_request() {
+  jq -n --arg node "$1" --arg image "$2" '{uid: "audit", kind: {group: "", version: "v1", kind: "Pod"},
+    resource: {group: "", version: "v1", resource: "pods"}, operation: "CREATE", name: "web-7d4b9", namespace: "shop",
+    userInfo: {}, dryRun: false,
+    object: {apiVersion: "v1", kind: "Pod",
+      metadata: {name: "web-7d4b9", namespace: "shop", uid: "7d4b9", resourceVersion: "99812",
+        ownerReferences: [{apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-5f6", uid: "5f6", controller: true}]},
+      spec: {nodeName: $node, schedulerName: "default-scheduler", containers: [{name: "web", image: $image}]},
+      status: {phase: "Running", hostIP: "10.0.3.17", podIP: "10.244.3.9", startTime: "2026-11-20T10:00:00Z",
+        containerStatuses: [{name: "web", ready: false, restartCount: 14, image: $image,
+          state: {waiting: {reason: "CrashLoopBackOff"}}}]}}}' >"$REQUEST"
+}
+
+@test "background audit: a running Pod on a node its images lack fails with that reason; one on a fitting node passes" {
+  grep -qx 'backgroundAudit: true' metadata.yml
+  get_node arm-2 "$(arm_nodes | tail -n 1 | masked)" >>"$SESSION"
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  audit_request arm-2 $R/amd64-only:1.0
+  evaluate
+  [ "$(echo "$RESPONSE" | jq -r .uid)" = audit ]
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64), which its images have no build for: \"$R/amd64-only:1.0\" runs only on linux/amd64. Its containers would fail there with exec format error" ]
+  get_node amd-2 "$(amd_nodes | tail -n 1 | masked)" >"$SESSION"
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  audit_request amd-2 $R/amd64-only:1.0
+  evaluate
+  [ "$RESPONSE" = '{"uid":"audit","allowed":true,"auditAnnotations":null,"warnings":null}' ]
+}
+
+# big_cluster N: N Linux Nodes, half amd64, half arm64, one line each (written once per file).
+big_cluster() {
+  jq -nc --argjson n "$1" --argjson amd "$(node TEMPLATE linux amd64)" --argjson arm "$(node TEMPLATE linux arm64)" '
+    range($n) as $i | (if $i % 2 == 0 then $amd else $arm end) as $t | ("node-\($i)") as $name
+    | $t | .metadata.name = $name | .metadata.uid = ("0f6c-" + $name)
+    | .metadata.labels["kubernetes.io/hostname"] = $name | .status.addresses[1].address = $name'
+}
+
+@test "a 5,000-node cluster: the multi-arch Pod reads no Node, the amd64-only Pod reads the Nodes of both pools" {
+  local nodes="$BATS_TEST_TMPDIR/nodes.jsonl"
+  big_cluster 5000 >"$nodes"
+  [ "$(wc -l <"$nodes")" -eq 5000 ]
+  # Covered: the selector matches none of the 5,000 Nodes, the answer is the 3-node cluster's.
+  oci $R/multi:1.0 linux/amd64 linux/arm64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY" >>"$SESSION"
+  pod_request "$(containers $R/multi:1.0)"
+  evaluate
+  [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
+  # Pinned: 2,500 arm64 Nodes, then 2,500 amd64 Nodes, masked (metadata whole).
+  oci $R/amd64-only:1.0 linux/amd64 >"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" \
+    "$(jq -c 'select(.metadata.labels["kubernetes.io/arch"] == "arm64")' "$nodes" | node_list)" >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" \
+    "$(jq -c 'select(.metadata.labels["kubernetes.io/arch"] == "amd64")' "$nodes" | node_list)" >>"$SESSION"
+  echo "# 5,000-node session: $(stat -c %s "$SESSION") bytes" >&3
+  pod_request "$(containers $R/amd64-only:1.0)"
+  evaluate
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(pin_patch amd64)" ]
+}
+
+# bench_mean_us SESSION: kwctl bench's mean time per validate evaluation (µs) on $REQUEST,
+# replaying SESSION (5,050 evaluations and one warm-up: those past the session's end find it
+# empty, their lookups fail and they decide nothing).
+bench_mean_us() {
+  run --separate-stderr "$KWCTL" bench --request-path "$REQUEST" --settings-json "$SETTINGS" \
+    --allow-context-aware --replay-host-capabilities-interactions "$1" \
+    --warm-up-time 0 --measurement-time 0 --num-samples 1 --num-resamples 1 "$POLICY"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" != *"Replay error"* ]]
+  echo "$output" | sed 's/\x1b\[[0-9;]*m//g' | awk '/^validate \[/ {found = 1; next} found && /elapsed/ {print; exit}' |
+    grep -Eo '\[[0-9.]+[^] ]* [0-9.]+[^] ]* [0-9.]+[^] ]*\]' | awk '{
+      v = $2; u = v; gsub(/[0-9.]/, "", u); gsub(/[^0-9.]/, "", v)
+      if (u == "ms") v *= 1000; else if (u == "ns") v /= 1000; else if (u == "s") v *= 1000000
+      print v }'
+}
+
+@test "kwctl bench: the amd64-only Pod's evaluation reading 5,000 Nodes vs 3 Nodes" {
+  local nodes="$BATS_TEST_TMPDIR/nodes.jsonl" one="$BATS_TEST_TMPDIR/one.yml" empty="$BATS_TEST_TMPDIR/empty.yml"
+  pod_request "$(containers $R/amd64-only:1.0)"
+  : >"$empty"
+  # A session can hold only a few 5,000-node evaluations (3 MB each): K of them, then the
+  # session is empty. The mean over all evaluations less that of an empty session gives theirs.
+  local k=30 n=5050
+  measure() {
+    for _ in $(seq 1 $((k + 1))); do cat "$one"; done >"$SESSION"
+    local mixed idle
+    mixed=$(bench_mean_us "$SESSION")
+    idle=$(bench_mean_us "$empty")
+    awk -v m="$mixed" -v i="$idle" -v k="$k" -v n="$n" 'BEGIN {printf "%.0f", (m * n - i * (n - k)) / k}'
+  }
+  big_cluster 5000 >"$nodes"
+  { oci $R/amd64-only:1.0 linux/amd64
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" \
+      "$(jq -c 'select(.metadata.labels["kubernetes.io/arch"] == "arm64")' "$nodes" | node_list)"
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" \
+      "$(jq -c 'select(.metadata.labels["kubernetes.io/arch"] == "amd64")' "$nodes" | node_list)"; } >"$one"
+  big=$(measure)
+  # 3 Nodes: every evaluation from the session.
+  { oci $R/amd64-only:1.0 linux/amd64
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | head -n 1 | node_list)"
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$one"
+  for _ in $(seq 1 5200); do cat "$one"; done >"$SESSION"
+  small=$(bench_mean_us "$SESSION")
+  echo "# kwctl bench, amd64-only Pod pinned (2 Node lists): 5,000 Nodes ${big} µs, 3 Nodes ${small} µs per evaluation" >&3
+  [ "$big" -gt 0 ]
+}
+
+# bench SESSION_EXCHANGES: kwctl bench on $REQUEST with the exchanges of one evaluation repeated
+# for every iteration (the replay is consumed: one copy per evaluation); prints the mean.
+bench() {
+  local one="$BATS_TEST_TMPDIR/one.yml"
+  cat >"$one"
+  for _ in $(seq 1 5200); do cat "$one"; done >"$SESSION"
+  run --separate-stderr "$KWCTL" bench --request-path "$REQUEST" --settings-json "$SETTINGS" \
+    --allow-context-aware --replay-host-capabilities-interactions "$SESSION" \
+    --warm-up-time 0 --measurement-time 0 --num-samples 1 --num-resamples 1 "$POLICY"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" != *"Replay error"* ]]
+  [[ "$stderr" != *"recorded responses is empty"* ]]
+  # The validate line: "[min mean max]:	[87.17µs 132.16µs 248.18µs]".
+  echo "$output" | sed 's/\x1b\[[0-9;]*m//g' | awk '/^validate \[/ {found = 1; next} found && /elapsed/ {print; exit}' |
+    grep -Eo '\[[0-9.]+[^] ]* [0-9.]+[^] ]* [0-9.]+[^] ]*\]'
+}
+
+@test "kwctl bench: time per evaluation with replayed Nodes (covered: the same answer at any size; pinned on 3 Nodes)" {
+  pod_request "$(containers $R/multi:1.0)"
+  covered=$( { oci $R/multi:1.0 linux/amd64 linux/arm64
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"; } | bench)
+  pod_request "$(containers $R/amd64-only:1.0)"
+  pinned=$( { oci $R/amd64-only:1.0 linux/amd64
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | head -n 1 | node_list)"
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } | bench)
+  SETTINGS='{}'
+  without=$(oci $R/amd64-only:1.0 linux/amd64 | bench)
+  echo "# kwctl bench (min mean max): covered, any cluster size: $covered; pinned, 3 Nodes: $pinned; without readNodes: $without" >&3
+}
+
+@test "the README's node-aware ClusterAdmissionPolicy runs in kwctl with replayed Nodes" {
+  awk '/^\*\*Install.\*\* List Nodes/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
+    README.md >"$BATS_TEST_TMPDIR/policy.yaml"
+  grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
+  grep -q '^    readNodes: true$' "$BATS_TEST_TMPDIR/policy.yaml"
+  sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"
+  # The autoscaled arm64 pool: an arm64 Pod in a cluster of amd64 Nodes is pinned after one list.
+  oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  pod_request "$(containers $R/arm64-only:1.0)"
+  run --separate-stderr "$KWCTL" run --request-path "$REQUEST" --allow-context-aware \
+    --replay-host-capabilities-interactions "$SESSION" "$BATS_TEST_TMPDIR/policy.yaml"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" != *"Replay error"* ]]
+  RESPONSE=$(echo "$output" | tail -n 1)
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+}
+
+@test "pinWindowsBuild: a Windows Pod is pinned to the OS build its images share; bound to a node of another build, rejected" {
+  oci_windows $R/win-both:1.0 10.0.17763.6054 10.0.20348.2582 >>"$SESSION"
+  oci_windows $R/win-2022:1.0 10.0.20348.2527 >>"$SESSION"
+  pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$R'/win-both:1.0"},{"name":"b","image":"'$R'/win-2022:1.0"}]}'
+  SETTINGS='{"pinWindowsBuild":true}'
+  evaluate
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(jq -nc '[
+    {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": "amd64"}},
+    {op: "add", path: "/spec/affinity", value: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
+      {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["amd64"]},
+        {key: "node.kubernetes.io/windows-build", operator: "In", values: ["10.0.20348"]}]}]}}}}]')" ]
+  # A 2019 image bound to the Windows Server 2022 node.
+  get_node win-1 "$(win_nodes | masked)" >"$SESSION"
+  oci_windows $R/win-2019:1.0 10.0.17763.6054 >>"$SESSION"
+  pod_request '{"os":{"name":"windows"},"nodeName":"win-1","containers":[{"name":"a","image":"'$R'/win-2019:1.0"}]}'
+  SETTINGS='{"readNodes":true,"pinWindowsBuild":true}'
+  evaluate
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"win-1\" (windows/amd64, OS build 10.0.20348), which its images have no build for: \"$R/win-2019:1.0\" runs only on windows/amd64 10.0.17763. Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)" ]
+}

@@ -1,0 +1,474 @@
+//! The node-aware mode (`readNodes`): the architectures read from the cluster's Nodes, Pods
+//! bound to a node checked against it, each with the exact host calls, patch or message.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+const MASKS: &str = "status.nodeInfo.architecture,status.nodeInfo.operatingSystem";
+
+fn list(selector: &str) -> String {
+    format!("list_resources_all v1/Node {selector} masks {MASKS}")
+}
+
+fn get(name: &str) -> String {
+    format!("get_resource v1/Node {name} masks {MASKS}")
+}
+
+/// Two amd64 and two arm64 Linux Nodes (one cordoned, one tainted) and a Windows Node.
+fn mixed() -> FixtureCluster {
+    let mut cordoned = node("arm-1", "linux", "arm64");
+    cordoned["spec"]["unschedulable"] = json!(true);
+    let mut tainted = node("arm-2", "linux", "arm64");
+    tainted["spec"]["taints"] =
+        json!([{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]);
+    FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("amd-2", "linux", "amd64"),
+        cordoned,
+        tainted,
+        node("win-1", "windows", "amd64"),
+    ])
+}
+
+fn node_aware(cluster: &mut FixtureCluster, object: &Value, settings_json: Value) -> Run {
+    let mut settings_json = settings_json;
+    settings_json["readNodes"] = json!(true);
+    run_in_cluster(
+        &mut FixtureRegistry::new(),
+        cluster,
+        "Pod",
+        "CREATE",
+        object,
+        &Value::Null,
+        &settings(settings_json),
+    )
+}
+
+#[test]
+fn images_covering_every_node_architecture_leave_the_pod_unpinned_after_one_empty_list() {
+    let mut cluster = mixed();
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        cluster.calls,
+        [list(
+            "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"
+        )]
+    );
+    assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
+}
+
+#[test]
+fn images_missing_a_node_architecture_are_pinned_to_theirs() {
+    let mut cluster = mixed();
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({})),
+        json!({}),
+    );
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")
+        ]
+    );
+}
+
+#[test]
+fn images_of_an_absent_architecture_are_rejected_naming_both() {
+    let mut cluster = mixed();
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["127.0.0.1:5000/team/s390x:1.0"], json!({})),
+        json!({}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on s390x, but the cluster has no linux Node of \
+         those architectures (setting readNodes: linux Nodes found of amd64, arm64)"
+    );
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)"),
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (s390x)")
+        ]
+    );
+}
+
+#[test]
+fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
+    let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64")]);
+    let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
+    let r = node_aware(
+        &mut cluster,
+        &arm,
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]}),
+    );
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    // The pool is configured: no second list to find arm64 Nodes.
+    assert_eq!(
+        cluster.calls,
+        [list(
+            "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"
+        )]
+    );
+    // Without it, the Pod could run nowhere.
+    let r = node_aware(&mut cluster, &arm, json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster has no linux Node of \
+         those architectures (setting readNodes: linux Nodes found of amd64)"
+    );
+    // A multi-arch image in a cluster of amd64 Nodes and an arm64 pool at zero: nothing to pin.
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["multi:1"], json!({})),
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]}),
+    );
+    r.assert_accepted_unchanged();
+    // An autoscaled s390x pool: the multi-arch Pod is kept off it.
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["multi:1"], json!({})),
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["s390x"]}]}),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+}
+
+#[test]
+fn odd_nodes_count_by_what_can_be_told() {
+    // No labels (status tells), an architecture no image is built for, no label nor status.
+    let mut unlabelled = node("bare-1", "linux", "s390x");
+    unlabelled["metadata"]["labels"] = json!({"kubernetes.io/os": "linux"});
+    let mut odd = node("odd-1", "linux", "armv7l");
+    odd["status"]["nodeInfo"] = json!({});
+    let mut nothing = node("nothing-1", "linux", "x");
+    nothing["metadata"]["labels"] = json!({"kubernetes.io/os": "linux"});
+    nothing["status"] = json!({});
+    let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), unlabelled]);
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+    let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), odd]);
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required(&["amd64", "arm64"])
+    ]));
+    // A Node whose architecture cannot be told is left out: nothing to pin against.
+    let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), nothing]);
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_accepted_unchanged();
+}
+
+#[test]
+fn the_pods_own_constraints_narrow_what_is_read() {
+    let mut cluster = mixed();
+    // The Pod asks for amd64 and its images run there: no Node outside to look for.
+    let r = node_aware(
+        &mut cluster,
+        &pod(
+            &["ghcr.io/org/amd64-only:1"],
+            json!({"nodeSelector": {"kubernetes.io/arch": "amd64"}}),
+        ),
+        json!({}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(cluster.calls, Vec::<String>::new());
+    // It asks for arm64, its images run only on amd64: refused by its own constraints, no call.
+    let r = node_aware(
+        &mut cluster,
+        &pod(
+            &["ghcr.io/org/amd64-only:1"],
+            json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=arm64 asks for an architecture that \
+         its images do not run on; they all run on: amd64"
+    );
+    assert_eq!(cluster.calls, Vec::<String>::new());
+    // A Windows Pod reads the Windows Nodes.
+    let r = node_aware(
+        &mut cluster,
+        &pod(
+            &["ghcr.io/org/windows:1"],
+            json!({"os": {"name": "windows"}}),
+        ),
+        json!({}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        cluster.calls,
+        [list(
+            "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)"
+        )]
+    );
+}
+
+#[test]
+fn nodes_that_cannot_be_read_follow_on_lookup_failure() {
+    let mut cluster = mixed();
+    cluster.failure = Some(
+        "Host error: error invoking host capability kubernetes.list_resources_all: connection refused\nmore detail"
+            .to_string(),
+    );
+    let amd = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let r = node_aware(&mut cluster, &amd, json!({}));
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the cluster's Nodes could not be read, so the Pod is pinned to every architecture \
+          its images run on: error invoking host capability kubernetes.list_resources_all: connection refused"]
+    );
+    let r = node_aware(&mut cluster, &amd, json!({"onLookupFailure": "accept"}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the Pod was not pinned to an architecture because the cluster's Nodes could not be \
+          read: error invoking host capability kubernetes.list_resources_all: connection refused"]
+    );
+    let r = node_aware(&mut cluster, &amd, json!({"onLookupFailure": "reject"}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot read the cluster's linux Nodes: error invoking host capability \
+         kubernetes.list_resources_all: connection refused (setting onLookupFailure: reject)"
+    );
+}
+
+// ---- Pods bound to a node ----
+
+#[test]
+fn a_pod_bound_to_a_node_of_the_wrong_architecture_is_rejected() {
+    let mut cluster = mixed();
+    let bound = pod(&["ghcr.io/org/amd64-only:1"], json!({"nodeName": "arm-2"}));
+    let r = node_aware(&mut cluster, &bound, json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64), which its images have no build \
+         for: \"ghcr.io/org/amd64-only:1\" runs only on linux/amd64. Its containers would fail there with exec format error"
+    );
+    assert_eq!(cluster.calls, [get("arm-2")]);
+    assert_eq!(r.calls, ["v1/oci_manifest ghcr.io/org/amd64-only:1"]);
+    // onNoCommonArchitecture: accept lets it through with the reason.
+    let r = node_aware(
+        &mut cluster,
+        &bound,
+        json!({"onNoCommonArchitecture": "accept"}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings.len(), 1);
+    assert!(r.decision.warnings[0].ends_with(
+        "(accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
+    ));
+}
+
+#[test]
+fn a_pod_bound_to_a_fitting_node_is_accepted_unchanged() {
+    let mut cluster = mixed();
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["multi:1"], json!({"nodeName": "arm-1"})),
+        json!({}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(cluster.calls, [get("arm-1")]);
+    // A Windows image on the Windows Node; a Linux image there is refused.
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["ghcr.io/org/windows:1"], json!({"nodeName": "win-1"})),
+        json!({}),
+    );
+    r.assert_accepted_unchanged();
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({"nodeName": "win-1"})),
+        json!({}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod is bound to node \"win-1\" (windows/amd64), which its images have no build \
+         for: \"ghcr.io/org/amd64-only:1\" runs only on linux/amd64. Its containers would fail there with exec format error"
+    );
+}
+
+#[test]
+fn a_missing_node_follows_on_lookup_failure() {
+    let mut cluster = mixed();
+    let bound = pod(&["ghcr.io/org/amd64-only:1"], json!({"nodeName": "gone-1"}));
+    let r = node_aware(&mut cluster, &bound, json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the Pod was not checked against node \"gone-1\", which could not be read: \
+          error invoking host capability kubernetes.get_resource: nodes \"gone-1\" not found"]
+    );
+    // No image lookup for a node that cannot be read.
+    assert_eq!(r.calls, Vec::<String>::new());
+    let r = node_aware(&mut cluster, &bound, json!({"onLookupFailure": "reject"}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot read node \"gone-1\", which the Pod is bound to: error invoking host capability \
+         kubernetes.get_resource: nodes \"gone-1\" not found (setting onLookupFailure: reject)"
+    );
+    // A Node whose architecture cannot be told is one that cannot be read.
+    let mut blank = node("blank-1", "linux", "amd64");
+    blank["metadata"]["labels"] = json!({});
+    blank["status"] = json!({});
+    let mut cluster = FixtureCluster::of(vec![blank]);
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["multi:1"], json!({"nodeName": "blank-1"})),
+        json!({"onLookupFailure": "reject"}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot read node \"blank-1\", which the Pod is bound to: the Node has neither a \
+         kubernetes.io/arch label nor status.nodeInfo.architecture (setting onLookupFailure: reject)"
+    );
+}
+
+#[test]
+fn a_daemon_set_pod_is_checked_against_its_target_node() {
+    let mut cluster = mixed();
+    let ds_pod = |image: &str, node: &str| {
+        let mut pod = pod(
+            &[image],
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}}),
+        );
+        pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "name": "agent", "uid": "u", "controller": true}]);
+        pod
+    };
+    let r = node_aware(
+        &mut cluster,
+        &ds_pod("ghcr.io/org/amd64-only:1", "arm-1"),
+        json!({}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod is bound to node \"arm-1\" (linux/arm64), which its images have no build \
+         for: \"ghcr.io/org/amd64-only:1\" runs only on linux/amd64. Its containers would fail there with exec format error"
+    );
+    assert_eq!(cluster.calls, [get("arm-1")]);
+    let r = node_aware(
+        &mut cluster,
+        &ds_pod("ghcr.io/org/amd64-only:1", "amd-1"),
+        json!({}),
+    );
+    r.assert_accepted_unchanged();
+}
+
+#[test]
+fn without_read_nodes_bound_pods_are_left_alone() {
+    // `run` asserts that no Node is read.
+    let r = run(
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({"nodeName": "arm-1"})),
+        json!({}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, Vec::<String>::new());
+}
+
+#[test]
+fn an_audited_running_pod_fails_only_on_the_wrong_node() {
+    // The audit scanner sends each existing Pod as a CREATE, with its node and status.
+    let mut cluster = mixed();
+    let mut running = pod(&["ghcr.io/org/amd64-only:1"], json!({"nodeName": "arm-2"}));
+    running["status"] = json!({"phase": "Running", "hostIP": "10.0.0.4"});
+    let r = node_aware(&mut cluster, &running, json!({}));
+    assert!(r
+        .rejection()
+        .starts_with("image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64)"));
+    running["spec"]["nodeName"] = json!("amd-1");
+    node_aware(&mut cluster, &running, json!({})).assert_accepted_unchanged();
+    // A pending Pod that would be pinned passes (a mutation is a pass).
+    let mut pending = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    pending["status"] = json!({"phase": "Pending"});
+    let r = node_aware(&mut cluster, &pending, json!({}));
+    assert!(r.patch.is_some());
+}
+
+#[test]
+fn a_workload_whose_images_run_on_no_node_is_rejected() {
+    let mut cluster = mixed();
+    let template = pod(&["127.0.0.1:5000/team/s390x:1.0"], json!({}));
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"replicas": 1, "template": {"metadata": template["metadata"], "spec": template["spec"]}}});
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        &mut cluster,
+        "Deployment",
+        "CREATE",
+        &deployment,
+        &Value::Null,
+        &settings(json!({"readNodes": true})),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod template's images all run only on s390x, but the cluster has no linux Node \
+         of those architectures (setting readNodes: linux Nodes found of amd64, arm64)"
+    );
+}
+
+#[test]
+fn a_daemon_set_warning_names_the_node_architectures_its_images_lack() {
+    let mut cluster = mixed();
+    let template = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let daemon_set = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"template": {"metadata": template["metadata"], "spec": template["spec"]}}});
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        &mut cluster,
+        "DaemonSet",
+        "CREATE",
+        &daemon_set,
+        &Value::Null,
+        &settings(json!({"readNodes": true})),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on the arm64 nodes. \
+          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+    );
+}
+
+#[test]
+fn what_is_read_does_not_grow_with_the_cluster_when_images_cover_it() {
+    // 5,000 Nodes of two architectures: a multi-arch Pod reads an empty list.
+    let nodes = (0..5000)
+        .map(|i| {
+            let arch = if i % 2 == 0 { "amd64" } else { "arm64" };
+            node(&format!("node-{i}"), "linux", arch)
+        })
+        .collect();
+    let mut cluster = FixtureCluster::of(nodes);
+    let answer = image_arch_affinity::cluster::Cluster::list_nodes(
+        &mut cluster,
+        "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)",
+        &["status.nodeInfo.architecture"],
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(answer).unwrap(),
+        r#"{"apiVersion":"v1","items":[],"kind":"NodeList","metadata":{"resourceVersion":"1"}}"#
+    );
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(cluster.calls.len(), 1);
+}
