@@ -11,7 +11,7 @@
 //! Of a node the policy knows only what every node carries: `kubernetes.io/arch` and
 //! `kubernetes.io/os`, and `beta.kubernetes.io/arch` / `beta.kubernetes.io/os` with the same
 //! values when the node has the beta labels (both or neither). The OS is the Pod's
-//! (`pod::operating_system`). Every other label, and the node's name, can take any value: a
+//! (`Constraints::read_pod`). Every other label, and the node's name, can take any value: a
 //! requirement on them restricts the architecture only when it can never be met (`zone In [a]`
 //! and `zone NotIn [a]` in one term), and then the conjunction admits no node at all.
 
@@ -271,7 +271,37 @@ pub struct Constraints {
     pub terms: Option<Vec<Term>>,
 }
 
+/// The values of `kubernetes.io/os` that nodes carry.
+const NODE_OPERATING_SYSTEMS: [&str; 2] = ["linux", "windows"];
+
 impl Constraints {
+    /// Reads the constraints of a Pod (or Pod template) and settles the OS of its nodes: its own
+    /// choice (`spec.os.name`, the nodeSelector), else the one OS whose nodes its required terms
+    /// admit (terms on `kubernetes.io/os In [windows]`), else `default`.
+    pub fn read_pod(pod: &Value, default: &str) -> Constraints {
+        let spec = &pod["spec"];
+        if let Some(os) = crate::pod::chosen_operating_system(pod) {
+            return Constraints::read(spec, os);
+        }
+        let by_default = Constraints::read(spec, default);
+        let names_os = by_default.terms.iter().flatten().any(|term| {
+            term.requirements
+                .iter()
+                .any(|r| !r.field && (r.key == OS_LABEL || r.key == BETA_OS_LABEL))
+        });
+        if !names_os {
+            return by_default;
+        }
+        let mut admitting = NODE_OPERATING_SYSTEMS
+            .iter()
+            .map(|os| Constraints::read(spec, os))
+            .filter(|constraints| constraints.admits() != Admits::none());
+        match (admitting.next(), admitting.next()) {
+            (Some(only), None) => only,
+            _ => by_default,
+        }
+    }
+
     /// Reads a Pod spec's nodeSelector and required node affinity terms, for a Pod of `os`.
     pub fn read(spec: &Value, os: &str) -> Constraints {
         let mut selector = Vec::new();

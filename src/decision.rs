@@ -127,11 +127,12 @@ fn decide(
     if images.is_empty() {
         return Outcome::Unchanged(Vec::new());
     }
-    let os = pod::operating_system(pod, &settings.default_operating_system).to_string();
     if let Some(node) = bound {
-        return decide_bound(&images, &node, &os, subject, settings, registry, cluster);
+        let os = pod::operating_system(pod, &settings.default_operating_system);
+        return decide_bound(&images, &node, os, subject, settings, registry, cluster);
     }
-    let constraints = Constraints::read(&pod["spec"], &os);
+    let constraints = Constraints::read_pod(pod, &settings.default_operating_system);
+    let os = constraints.os.clone();
     let resolved = resolve::resolve_images(&images, settings, registry);
 
     let mut warnings = Vec::new();

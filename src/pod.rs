@@ -60,9 +60,15 @@ pub fn bound_node(pod: &Value) -> Option<&str> {
 }
 
 /// The OS whose platforms count, and of the nodes the Pod runs on: the Pod's own choice
-/// (`spec.os.name`, else a nodeSelector on `kubernetes.io/os`, else on `beta.kubernetes.io/os`),
-/// else the default. An empty value counts as absent.
+/// ([`chosen_operating_system`]), else the default. (A Pod that does not choose but whose required
+/// terms admit the nodes of one OS only runs on that OS: `constraint::Constraints::read_pod`.)
 pub fn operating_system<'a>(pod: &'a Value, default: &'a str) -> &'a str {
+    chosen_operating_system(pod).unwrap_or(default)
+}
+
+/// The OS the Pod chooses: `spec.os.name`, else a nodeSelector on `kubernetes.io/os`, else on
+/// `beta.kubernetes.io/os`. An empty value counts as absent.
+pub fn chosen_operating_system(pod: &Value) -> Option<&str> {
     let spec = &pod["spec"];
     [
         &spec["os"]["name"],
@@ -72,7 +78,6 @@ pub fn operating_system<'a>(pod: &'a Value, default: &'a str) -> &'a str {
     .into_iter()
     .filter_map(Value::as_str)
     .find(|os| !os.is_empty())
-    .unwrap_or(default)
 }
 
 /// Every image of the Pod's containers, init containers and ephemeral containers, each once, in

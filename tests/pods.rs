@@ -1024,3 +1024,35 @@ fn terms_that_can_never_match_are_left_and_blamed() {
          term 0 admits no node"
     );
 }
+
+#[test]
+fn required_terms_on_one_os_settle_the_pod_os() {
+    // No spec.os and no OS nodeSelector: the terms admit only Windows nodes, so the Pod runs on
+    // Windows, and its images' Windows builds count (not defaultOperatingSystem's).
+    let windows_term = json!([{"matchExpressions": [
+        {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]);
+    let object = with_terms(&["ghcr.io/org/windows:1"], json!({}), windows_term.clone());
+    run(&object, json!({})).assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": format!("{TERMS}/0/matchExpressions/1"),
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}},
+    ]));
+    // The same with defaultOperatingSystem: windows and terms on linux nodes only.
+    let linux_term = json!([{"matchExpressions": [
+        {"key": "beta.kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]);
+    let object = with_terms(&["multi:1"], json!({}), linux_term);
+    run(&object, json!({"defaultOperatingSystem": "windows"})).assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        {"op": "add", "path": format!("{TERMS}/0/matchExpressions/1"),
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}},
+    ]));
+    // Terms admitting nodes of both OSes: the Pod's OS is the default one.
+    let both = json!([{"matchExpressions": [
+        {"key": "kubernetes.io/os", "operator": "In", "values": ["windows", "linux"]}]}]);
+    let object = with_terms(&["ghcr.io/org/windows:1"], json!({}), both);
+    assert_eq!(
+        run(&object, json!({})).rejection(),
+        "image-arch-affinity: no linux node architecture runs every image of this Pod: \"ghcr.io/org/windows:1\" has no linux build (only windows/amd64). \
+         Use images built for a common architecture"
+    );
+}

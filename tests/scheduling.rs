@@ -127,8 +127,11 @@ fn admits(spec: &Value, node: &Node) -> bool {
 }
 
 const ARCHES: [&str; 5] = ["amd64", "arm64", "arm", "s390x", "ppc64le"];
-/// Node architectures: those of the images, and one no image has.
-const NODE_ARCHES: [&str; 6] = ["amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64"];
+/// Node architectures: those of the images, and two no image has.
+/// `386` too: the one architecture whose name is a number, which `Gt` and `Lt` can admit.
+const NODE_ARCHES: [&str; 7] = [
+    "amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64", "386",
+];
 const OSES: [&str; 2] = ["linux", "windows"];
 const NAMES: [&str; 3] = ["node-1", "node-7", "other"];
 const TIERS: [Option<&str>; 6] = [None, Some("0"), Some("1"), Some("2"), Some("3"), Some("02")];
@@ -466,21 +469,23 @@ fn case_strategy() -> impl Strategy<Value = Case> {
 
 // ---- the property ----
 
-/// The OS of the nodes the Pod runs on (see the module's documentation).
-fn pod_os<'a>(spec: &'a Value, settings: &'a Value) -> &'a str {
-    [
-        &spec["os"]["name"],
-        &spec["nodeSelector"][OS],
-        &spec["nodeSelector"][BETA_OS],
-    ]
-    .into_iter()
-    .filter_map(Value::as_str)
-    .find(|os| !os.is_empty())
-    .unwrap_or(
-        settings["defaultOperatingSystem"]
+/// The OS of the nodes the Pod runs on (see the module's documentation): `spec.os.name`, else
+/// the one OS of all the nodes its constraints admit, else `defaultOperatingSystem`.
+fn pod_os<'a>(spec: &'a Value, settings: &'a Value, nodes: &'a [Node]) -> &'a str {
+    if let Some(os) = spec["os"]["name"].as_str().filter(|os| !os.is_empty()) {
+        return os;
+    }
+    let oses: BTreeSet<&str> = nodes
+        .iter()
+        .filter(|node| admits(spec, node))
+        .map(Node::os)
+        .collect();
+    match oses.into_iter().collect::<Vec<_>>().as_slice() {
+        [only] => only,
+        _ => settings["defaultOperatingSystem"]
             .as_str()
             .unwrap_or("linux"),
-    )
+    }
 }
 
 /// Whether `result` holds every value of `original`: objects keep their keys, arrays their items
@@ -624,7 +629,7 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
                 .any(|(os, arch)| os.is_none_or(|os| os == node.os()) && *arch == node.arch())
         })
     };
-    let os = pod_os(spec, &case.settings);
+    let os = pod_os(spec, &case.settings, nodes);
     let schedulable: BTreeSet<&str> = strings(&case.settings["schedulableArchitectures"])
         .into_iter()
         .collect();
