@@ -96,6 +96,7 @@ fn the_form_as_it_comes_is_valid() {
         names,
         [
             "architectureTolerations",
+            "autoscaledArchitectures",
             "daemonSetTemplates",
             "defaultOperatingSystem",
             "imagePlatforms",
@@ -103,8 +104,10 @@ fn the_form_as_it_comes_is_valid() {
             "matchNodeLabels",
             "onLookupFailure",
             "onNoCommonArchitecture",
+            "pinWindowsBuild",
             "preferredArchitecture",
             "preferredArchitectureWeight",
+            "readNodes",
             "registryMirrors",
             "schedulableArchitectures",
             "workloadTemplates",
@@ -230,6 +233,7 @@ fn a_sequence_entry_added_with_the_form_defaults_has_the_setting_shape() {
             "architectureTolerations.arm64",
             "architectureTolerations.ppc64le",
             "architectureTolerations.s390x",
+            "autoscaledArchitectures",
         ]
     );
 }
