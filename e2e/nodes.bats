@@ -344,3 +344,36 @@ bench() {
   evaluate
   [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"win-1\" (windows/amd64, OS build 10.0.20348), which its images have no build for: \"$R/win-2019:1.0\" runs only on windows/amd64 10.0.17763. Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)" ]
 }
+
+@test "pinWindowsBuild with readNodes: the builds the Windows Nodes report (none other: unpinned; mixed: pinned to the one present; absent: rejected)" {
+  SETTINGS='{"readNodes":true,"pinWindowsBuild":true}'
+  NOT_2022="kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.20348)"
+  IS_2022="kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build in (10.0.20348)"
+  win_2019() { node win-2 windows amd64 '{"metadata":{"labels":{"node.kubernetes.io/windows-build":"10.0.17763"}},"status":{"nodeInfo":{"osImage":"Windows Server 2019 Datacenter"}}}'; }
+  # Only Windows Server 2022 Nodes: one list more, which selects no Node; no pin.
+  oci_windows $R/win-2022:1.0 10.0.20348.2527 >>"$SESSION"
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY" >>"$SESSION"
+  list_nodes "$NOT_2022" "$EMPTY" >>"$SESSION"
+  pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$R'/win-2022:1.0"}]}'
+  evaluate
+  [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
+  # 2019 and 2022 Nodes: the 2019 one found, then the 2022 one confirmed; pinned to 10.0.20348.
+  oci_windows $R/win-2022:1.0 10.0.20348.2527 >"$SESSION"
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY" >>"$SESSION"
+  list_nodes "$NOT_2022" "$(win_2019 | node_list)" >>"$SESSION"
+  list_nodes "$IS_2022" "$(win_nodes | node_list)" >>"$SESSION"
+  evaluate
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(jq -nc '[
+    {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": "amd64"}},
+    {op: "add", path: "/spec/affinity", value: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
+      {nodeSelectorTerms: [{matchExpressions: [
+        {key: "node.kubernetes.io/windows-build", operator: "In", values: ["10.0.20348"]}]}]}}}}]')" ]
+  # Only 2019 Nodes: rejected naming both builds.
+  oci_windows $R/win-2022:1.0 10.0.20348.2527 >"$SESSION"
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY" >>"$SESSION"
+  list_nodes "$NOT_2022" "$(win_2019 | node_list)" >>"$SESSION"
+  list_nodes "$IS_2022" "$EMPTY" >>"$SESSION"
+  evaluate
+  [ "$(message)" = "image-arch-affinity: no Windows amd64 Node has an OS build of the Pod's images: images 10.0.20348; Nodes 10.0.17763 (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes)" ]
+}

@@ -9,7 +9,7 @@ use crate::affinity;
 use crate::cluster::Cluster;
 use crate::constraint::{Admits, Constraints};
 use crate::edit;
-use crate::nodes::{self, Schedulable};
+use crate::nodes::{self, Builds, Schedulable};
 use crate::platform::{self, Architectures};
 use crate::pod;
 use crate::registry::Registry;
@@ -215,6 +215,53 @@ fn decide(
     }
     let builds = if settings.pin_windows_build && os == "windows" {
         match windows_builds(&known, &finally, subject) {
+            // With Nodes read, the builds the cluster's Windows Nodes report.
+            Ok(Some(builds)) if schedulable.from_nodes => {
+                let read = nodes::windows_builds(
+                    cluster,
+                    &finally,
+                    &builds,
+                    schedulable.nodes.as_deref(),
+                    &settings.autoscaled(&os),
+                );
+                match read {
+                    Ok(Builds::Covered) => None,
+                    Ok(Builds::Pin(found)) => Some(found),
+                    Ok(Builds::Absent {
+                        reported,
+                        unlabelled,
+                    }) => {
+                        let refusal =
+                            absent_builds(&builds, &reported, unlabelled, &finally, subject);
+                        return no_common_architecture(refusal, warnings, settings);
+                    }
+                    Err(cause) => match settings.on_lookup_failure {
+                        OnLookupFailure::Reject => {
+                            return Outcome::Rejected(
+                                format!(
+                                    "{PREFIX}: cannot read the cluster's windows Nodes: {} (setting onLookupFailure: reject)",
+                                    one_line(&cause, 300)
+                                ),
+                                warnings,
+                            )
+                        }
+                        OnLookupFailure::Accept => {
+                            warnings.push(warning(
+                                format!("{PREFIX}: the {subject} was not pinned because the cluster's Windows Nodes could not be read: "),
+                                &cause,
+                            ));
+                            return Outcome::Unchanged(warnings);
+                        }
+                        OnLookupFailure::IgnoreImage => {
+                            warnings.push(warning(
+                                format!("{PREFIX}: the cluster's Windows Nodes could not be read, so the {subject} is pinned to every OS build its images share: "),
+                                &cause,
+                            ));
+                            Some(builds)
+                        }
+                    },
+                }
+            }
             Ok(builds) => builds,
             Err(refusal) => return no_common_architecture(refusal, warnings, settings),
         }
@@ -739,6 +786,36 @@ fn windows_builds(
         )),
         other => Ok(other),
     }
+}
+
+/// No Windows Node of the architectures the Pod may run on reports a build its images share
+/// (`builds`): the rejection message, naming the builds the Nodes report.
+fn absent_builds(
+    builds: &Architectures,
+    reported: &Architectures,
+    unlabelled: usize,
+    architectures: &Architectures,
+    subject: &str,
+) -> Refusal {
+    let mut nodes = Vec::new();
+    if !reported.is_empty() {
+        nodes.push(platform::join(reported, ", "));
+    }
+    if unlabelled > 0 {
+        nodes.push(format!("unlabelled ({unlabelled})"));
+    }
+    Refusal::new(
+        format!(
+            "{PREFIX}: no Windows {} Node has an OS build of the {subject}'s images: ",
+            platform::join(architectures, ", ")
+        ),
+        format!(
+            "images {}; Nodes {}",
+            platform::join(builds, ", "),
+            nodes.join(", ")
+        ),
+        " (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes)".to_string(),
+    )
 }
 
 /// The architectures on which every known image runs for `os`; the error is the rejection

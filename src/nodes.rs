@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use crate::cluster::Cluster;
 use crate::constraint::Admits;
-use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL};
+use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL, WINDOWS_BUILD_LABEL};
 use crate::resolve::host_error;
 use crate::sparse::Text;
 
@@ -154,6 +154,9 @@ pub struct Schedulable {
     pub from_nodes: bool,
     /// Where they come from: `setting schedulableArchitectures: amd64, arm64`, or the Nodes read.
     pub note: String,
+    /// The Nodes of the Pod's OS of every image architecture the Pod admits, when they were read
+    /// (the Pod gets pinned): `windows_builds` reuses them.
+    pub nodes: Option<Vec<Node>>,
 }
 
 impl Schedulable {
@@ -167,6 +170,7 @@ impl Schedulable {
             architectures,
             from_nodes: false,
             note,
+            nodes: None,
         }
     }
 }
@@ -191,6 +195,7 @@ pub fn schedulable(
     let mut outside = Architectures::new();
     let mut found = Architectures::new();
     let mut checked = false;
+    let mut read_nodes = None;
     if !admitted.is_empty() {
         // The Nodes the Pod admits whose architecture no image runs on.
         let uncovered = match admits {
@@ -233,11 +238,12 @@ pub fn schedulable(
             )?;
             found.extend(
                 nodes
-                    .into_iter()
-                    .filter_map(|node| node.architecture)
+                    .iter()
+                    .filter_map(|node| node.architecture.clone())
                     .filter(|arch| admitted.contains(arch)),
             );
             checked = true;
+            read_nodes = Some(nodes);
         }
     }
     let mut architectures: Architectures = outside.union(autoscaled).cloned().collect();
@@ -267,6 +273,118 @@ pub fn schedulable(
         architectures,
         from_nodes: true,
         note,
+        nodes: read_nodes,
+    })
+}
+
+/// What the cluster's Windows Nodes say about the OS builds a Windows Pod's images share.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Builds {
+    /// Every Windows Node of the Pod's architectures reports one of the images' builds (or there
+    /// is none): no build pin is needed.
+    Covered,
+    /// Some report another build (or none): pin to these, the images' builds that some Node
+    /// reports (all of them when an autoscaled pool of the Pod's architectures may bring more).
+    Pin(Architectures),
+    /// Some report another build and none an image build: the builds they report, and how many
+    /// report none.
+    Absent {
+        reported: Architectures,
+        unlabelled: usize,
+    },
+}
+
+/// The label selector of the Windows Nodes of `architectures` whose
+/// `node.kubernetes.io/windows-build` is (`in`) or is not (`notin`) one of `builds`. `notin`
+/// also selects Nodes without the label.
+pub fn build_selector(
+    architectures: &Architectures,
+    operator: &str,
+    builds: &Architectures,
+) -> String {
+    format!(
+        "{OS_LABEL}=windows,{ARCH_LABEL} in ({}),{WINDOWS_BUILD_LABEL} {operator} ({})",
+        platform::join(architectures, ","),
+        platform::join(builds, ",")
+    )
+}
+
+/// The OS builds to pin a Windows Pod to, from the cluster's Windows Nodes of the architectures
+/// the Pod may finally run on (`architectures`) and the builds every image has (`builds`). A
+/// Windows Node without a `node.kubernetes.io/windows-build` label counts as one of another
+/// build: its build cannot be told, so a Pod that needs a pin is kept off it, and it never
+/// confirms an image build. Nodes whose architecture label is missing are left out (as in
+/// `schedulable`). `read` are the Windows Nodes of those architectures when `schedulable` read
+/// them already (then no call is made); else one list finds the Nodes of other builds (none in
+/// the common case: no pin, nothing more read), and only when there are some a second list
+/// finds the Nodes of image builds, unless an `autoscaled` pool of those architectures exists.
+/// Errors are the host's.
+pub fn windows_builds(
+    cluster: &mut dyn Cluster,
+    architectures: &Architectures,
+    builds: &Architectures,
+    read: Option<&[Node]>,
+    autoscaled: &Architectures,
+) -> Result<Builds, String> {
+    let of_pod = |node: &&Node| {
+        node.architecture
+            .as_ref()
+            .is_some_and(|arch| architectures.contains(arch))
+    };
+    let other = |node: &&Node| {
+        node.windows_build
+            .as_ref()
+            .is_none_or(|build| !builds.contains(build))
+    };
+    let mut list = |operator: &str| -> Result<Vec<Node>, String> {
+        parse_list(
+            &cluster
+                .list_nodes(
+                    &build_selector(architectures, operator, builds),
+                    &FIELD_MASKS,
+                )
+                .map_err(host_error)?,
+        )
+    };
+    let others: Vec<Node> = match read {
+        Some(nodes) => nodes.iter().filter(of_pod).filter(other).cloned().collect(),
+        None => list("notin")?
+            .iter()
+            .filter(of_pod)
+            .filter(other)
+            .cloned()
+            .collect(),
+    };
+    if others.is_empty() {
+        return Ok(Builds::Covered);
+    }
+    if architectures.intersection(autoscaled).next().is_some() {
+        return Ok(Builds::Pin(builds.clone()));
+    }
+    let reported = |nodes: &[Node]| -> Architectures {
+        nodes
+            .iter()
+            .filter(of_pod)
+            .filter_map(|node| node.windows_build.clone())
+            .filter(|build| builds.contains(build))
+            .collect()
+    };
+    let found = match read {
+        Some(nodes) => reported(nodes),
+        None => reported(&list("in")?),
+    };
+    if !found.is_empty() {
+        return Ok(Builds::Pin(found));
+    }
+    Ok(Builds::Absent {
+        reported: others
+            .iter()
+            .filter_map(|node| node.windows_build.clone())
+            .collect(),
+        unlabelled: others
+            .iter()
+            .filter(|node| node.windows_build.is_none())
+            .count(),
     })
 }
 

@@ -194,3 +194,226 @@ fn a_pod_bound_to_a_windows_node_of_another_build_is_rejected() {
     )
     .assert_accepted_unchanged();
 }
+
+const MASKS: &str = "status.nodeInfo.architecture,status.nodeInfo.operatingSystem";
+
+fn list(selector: &str) -> String {
+    format!("list_resources_all v1/Node {selector} masks {MASKS}")
+}
+
+/// A Windows Node of `arch` reporting `build` (`None`: without the label).
+fn windows_node(name: &str, arch: &str, build: Option<&str>) -> Value {
+    let mut node = node(name, "windows", arch);
+    let labels = node["metadata"]["labels"].as_object_mut().unwrap();
+    match build {
+        Some(build) => labels.insert("node.kubernetes.io/windows-build".to_string(), json!(build)),
+        None => labels.remove("node.kubernetes.io/windows-build"),
+    };
+    node
+}
+
+fn node_aware(cluster: &mut FixtureCluster, images: &[&str], extra: Value) -> Run {
+    let mut settings_json = json!({"readNodes": true, "pinWindowsBuild": true});
+    for (key, value) in extra.as_object().unwrap() {
+        settings_json[key] = value.clone();
+    }
+    run_in_cluster(
+        &mut registry(),
+        cluster,
+        "Pod",
+        "CREATE",
+        &windows_pod(images, json!({})),
+        &Value::Null,
+        &settings(settings_json),
+    )
+}
+
+const OTHER_ARCH: &str = "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)";
+
+#[test]
+fn with_nodes_read_images_covering_every_windows_build_are_not_pinned_after_one_list_more() {
+    let mut cluster = FixtureCluster::of(vec![
+        windows_node("win-1", "amd64", Some("10.0.20348")),
+        windows_node("win-2", "amd64", Some("10.0.17763")),
+        node("lin-1", "linux", "amd64"),
+    ]);
+    let r = node_aware(&mut cluster, &["ghcr.io/org/win-both:1"], json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        cluster.calls,
+        [
+            list(OTHER_ARCH),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.17763,10.0.20348)")
+        ]
+    );
+}
+
+#[test]
+fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
+    // win-both runs on 2019 and 2022; the cluster has 2022 and 2025 Nodes: pinned to 2022 only.
+    let mut cluster = FixtureCluster::of(vec![
+        windows_node("win-1", "amd64", Some("10.0.20348")),
+        windows_node("win-2", "amd64", Some("10.0.26100")),
+    ]);
+    let r = node_aware(&mut cluster, &["ghcr.io/org/win-both:1"], json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
+    ]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list(OTHER_ARCH),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.17763,10.0.20348)"),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build in (10.0.17763,10.0.20348)")
+        ]
+    );
+    // A Node without the label counts as another build: the Pod is pinned off it.
+    let mut cluster = FixtureCluster::of(vec![
+        windows_node("win-1", "amd64", Some("10.0.20348")),
+        windows_node("win-2", "amd64", None),
+    ]);
+    let r = node_aware(&mut cluster, &["ghcr.io/org/win-2022:1"], json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
+    ]));
+    assert_eq!(cluster.calls.len(), 3);
+}
+
+#[test]
+fn with_nodes_read_no_node_of_an_image_build_rejects_naming_both() {
+    let mut cluster = FixtureCluster::of(vec![
+        windows_node("win-1", "amd64", Some("10.0.17763")),
+        windows_node("win-2", "amd64", Some("10.0.26100")),
+        windows_node("win-3", "amd64", None),
+    ]);
+    let r = node_aware(&mut cluster, &["ghcr.io/org/win-2022:1"], json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: no Windows amd64 Node has an OS build of the Pod's images: images 10.0.20348; \
+         Nodes 10.0.17763, 10.0.26100, unlabelled (1) (node.kubernetes.io/windows-build; settings \
+         pinWindowsBuild, readNodes)"
+    );
+    assert_eq!(
+        cluster.calls,
+        [
+            list(OTHER_ARCH),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.20348)"),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build in (10.0.20348)")
+        ]
+    );
+    let mut cluster = FixtureCluster::of(vec![windows_node("win-1", "amd64", Some("10.0.17763"))]);
+    let r = node_aware(
+        &mut cluster,
+        &["ghcr.io/org/win-2022:1"],
+        json!({"onNoCommonArchitecture": "accept"}),
+    );
+    r.assert_accepted_unchanged();
+    // The warning is cut in the middle (256 characters), keeping both builds and the settings.
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: no Windows amd64 Node has an OS build of th … es 10.0.20348; Nodes 10.0.17763 \
+          (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes) (accepted without an \
+          architecture constraint: setting onNoCommonArchitecture: accept)"]
+    );
+}
+
+#[test]
+fn with_nodes_read_the_nodes_listed_for_the_architecture_pin_are_reused() {
+    // An arm64 Windows Node: the amd64 Pod is pinned, so the amd64 Windows Nodes were read.
+    let mut cluster = FixtureCluster::of(vec![
+        windows_node("win-1", "amd64", Some("10.0.20348")),
+        windows_node("win-2", "amd64", Some("10.0.17763")),
+        windows_node("win-arm", "arm64", Some("10.0.26100")),
+    ]);
+    let r = node_aware(&mut cluster, &["ghcr.io/org/win-2022:1"], json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        pinned(&["amd64"], &["10.0.20348"])
+    ]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list(OTHER_ARCH),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
+        ]
+    );
+}
+
+#[test]
+fn with_nodes_read_an_autoscaled_windows_pool_pins_the_image_builds_unconfirmed() {
+    let mut cluster = FixtureCluster::of(vec![windows_node("win-1", "amd64", Some("10.0.17763"))]);
+    let r = node_aware(
+        &mut cluster,
+        &["ghcr.io/org/win-2022:1"],
+        json!({"autoscaledArchitectures": [{"os": "windows", "architectures": ["amd64"]}]}),
+    );
+    assert_eq!(r.decision.warnings, Vec::<String>::new());
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
+    ]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list(OTHER_ARCH),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.20348)")
+        ]
+    );
+}
+
+#[test]
+fn with_nodes_read_images_without_os_version_read_no_build() {
+    let mut cluster = FixtureCluster::of(vec![windows_node("win-1", "amd64", Some("10.0.17763"))]);
+    let r = node_aware(&mut cluster, &["ghcr.io/org/win-any:1"], json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(cluster.calls, [list(OTHER_ARCH)]);
+}
+
+#[test]
+fn with_nodes_read_a_failing_build_list_follows_on_lookup_failure() {
+    let mut cluster = FixtureCluster::of(vec![
+        windows_node("win-1", "amd64", Some("10.0.20348")),
+        windows_node("win-2", "amd64", Some("10.0.17763")),
+    ]);
+    cluster.failure = Some(
+        "Host error: error invoking host capability kubernetes.list_resources_all: connection refused"
+            .to_string(),
+    );
+    cluster.fail_from = Some(1);
+    let images = ["ghcr.io/org/win-2022:1"];
+    // ignoreImage (the default): the builds the images share, with a warning.
+    let r = node_aware(&mut cluster, &images, json!({}));
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
+    ]));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the cluster's Windows Nodes could not be read, so the Pod is pinned to every OS \
+          build its images share: error invoking host capability kubernetes.list_resources_all: connection refused"]
+    );
+    assert_eq!(cluster.calls.len(), 2);
+    let r = node_aware(&mut cluster, &images, json!({"onLookupFailure": "reject"}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot read the cluster's windows Nodes: error invoking host capability \
+         kubernetes.list_resources_all: connection refused (setting onLookupFailure: reject)"
+    );
+    let r = node_aware(&mut cluster, &images, json!({"onLookupFailure": "accept"}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the Pod was not pinned because the cluster's Windows Nodes could not be read: \
+          error invoking host capability kubernetes.list_resources_all: connection refused"]
+    );
+}

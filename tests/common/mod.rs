@@ -259,8 +259,9 @@ pub fn run_update(
 #[derive(Default)]
 pub struct FixtureCluster {
     pub nodes: Vec<Value>,
-    /// Every call fails with this host error.
+    /// Every call fails with this host error (from call `fail_from` on, 0-based, when set).
     pub failure: Option<String>,
+    pub fail_from: Option<usize>,
     pub calls: Vec<String>,
 }
 
@@ -367,7 +368,9 @@ impl Cluster for FixtureCluster {
             masks.join(",")
         ));
         if let Some(failure) = &self.failure {
-            return Err(failure.clone());
+            if self.fail_from.is_none_or(|from| self.calls.len() > from) {
+                return Err(failure.clone());
+            }
         }
         let items: Vec<Value> = self
             .nodes
