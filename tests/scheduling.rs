@@ -13,7 +13,8 @@
 //!   an integer, greater / less than the single value read as an integer;
 //! - matchFields select on the node's fields: `metadata.name` with `In` / `NotIn`.
 //!
-//! The universe: every architecture x OS, with and without the beta labels, every value of one
+//! The universe: every architecture (those of the images, riscv64, 386, which `Gt` / `Lt` can
+//! admit, and loong64, which no requirement names) x OS, with and without the beta labels, every value of one
 //! other label (`tier`, including absent) and every node name, so every name carries every
 //! architecture. A Pod runs on the nodes of its OS (`spec.os.name`, else its nodeSelector's
 //! `kubernetes.io/os` or `beta.kubernetes.io/os`, else `defaultOperatingSystem`: the operator's
@@ -26,7 +27,17 @@
 //! - accepted => the resulting Pod admits exactly the nodes the original admits whose
 //!   architecture every image runs on, has the `architectureTolerations` of exactly those
 //!   architectures that it did not have, and run again it is accepted with no patch;
-//! - every value the user wrote is kept (the result contains the original).
+//! - every value the user wrote is kept (the result contains the original);
+//! - with `matchNodeLabels: [zone]` and a Pod labelled `zone`, "exactly the nodes" is further
+//!   those whose `zone` is the Pod's (the universe has every zone for every other label);
+//! - the preferred term for the annotation's architecture (else `preferredArchitecture`'s) is
+//!   added exactly when the nodes the result admits have more than one architecture, that one
+//!   among them, and the Pod had no preferred term on `kubernetes.io/arch`; else the preferred
+//!   terms are left as they were;
+//! - a workload template is changed only under `workloadTemplates: mutate` (a DaemonSet's also
+//!   under `daemonSetTemplates: mutate`): under `validate` (the default) an accepted template has
+//!   no patch, and a DaemonSet is warned about exactly when its template admits a node whose
+//!   architecture its images do not run on.
 //!
 //! The seed is random, printed, and can be set with `SCHEDULING_SEED=<u64>`;
 //! `SCHEDULING_CASES` sets the number of cases per property (default 10000).
@@ -127,8 +138,14 @@ fn admits(spec: &Value, node: &Node) -> bool {
 }
 
 const ARCHES: [&str; 5] = ["amd64", "arm64", "arm", "s390x", "ppc64le"];
-/// Node architectures: those of the images, and one no image has.
-const NODE_ARCHES: [&str; 6] = ["amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64"];
+/// Node architectures: those of the images, and two no image has, one of them an integer (which
+/// `Gt` / `Lt` on the architecture can admit).
+const NODE_ARCHES: [&str; 7] = [
+    "amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64", "386",
+];
+/// An architecture of nodes that no requirement names (a cluster can have architectures no Pod
+/// mentions: `NotIn` admits them).
+const UNNAMED_ARCH: &str = "loong64";
 const OSES: [&str; 2] = ["linux", "windows"];
 const NAMES: [&str; 3] = ["node-1", "node-7", "other"];
 const TIERS: [Option<&str>; 6] = [None, Some("0"), Some("1"), Some("2"), Some("3"), Some("02")];
@@ -139,7 +156,7 @@ const ZONES: [&str; 2] = ["a", "b"];
 fn universe() -> Vec<Node> {
     let mut nodes = Vec::new();
     for os in OSES {
-        for arch in NODE_ARCHES {
+        for arch in NODE_ARCHES.into_iter().chain([UNNAMED_ARCH]) {
             for beta in [true, false] {
                 for (tier, zone) in TIERS.iter().flat_map(|t| ZONES.map(|z| (*t, z))) {
                     for name in NAMES {
@@ -199,7 +216,7 @@ fn image_strategy() -> impl Strategy<Value = Image> {
                 ]),
             ),
             1..6,
-        ), 1 => multi_arch],
+        ), 6 => multi_arch],
         any::<bool>(),
         prop::bool::weighted(0.04),
     )
@@ -260,14 +277,14 @@ const BETA_OS: &str = "beta.kubernetes.io/os";
 fn values_for(key: &'static str) -> Vec<&'static str> {
     match key {
         ARCH | BETA_ARCH => NODE_ARCHES.to_vec(),
-        OS | BETA_OS => OSES.to_vec(),
+        OS | BETA_OS => vec!["linux", "linux", "windows"],
         _ => vec!["1", "2"],
     }
 }
 
 fn expression_strategy() -> impl Strategy<Value = Value> {
     prop::sample::select(vec![
-        ARCH, ARCH, ARCH, ARCH, BETA_ARCH, OS, BETA_OS, "tier", "tier",
+        ARCH, ARCH, ARCH, ARCH, BETA_ARCH, OS, BETA_OS, "tier", "tier", "tier",
     ])
     .prop_flat_map(|key| {
         (
@@ -279,12 +296,14 @@ fn expression_strategy() -> impl Strategy<Value = Value> {
                 "NotIn",
                 "NotIn",
                 "NotIn",
+                "NotIn",
+                "Exists",
                 "Exists",
                 "DoesNotExist",
                 "Gt",
                 "Lt",
             ]),
-            prop::sample::subsequence(values_for(key), 1..3),
+            prop::sample::subsequence(values_for(key), 1..values_for(key).len().min(3) + 1),
             prop::sample::select(vec!["1", "2"]),
         )
             .prop_map(move |(operator, values, bound)| match operator {
@@ -307,7 +326,7 @@ fn field_strategy() -> impl Strategy<Value = Value> {
 
 fn term_strategy() -> impl Strategy<Value = Value> {
     (
-        prop::collection::vec(expression_strategy(), 0..3),
+        prop_oneof![1 => Just(Vec::new()), 8 => prop::collection::vec(expression_strategy(), 1..3)],
         prop::option::weighted(0.3, prop::collection::vec(field_strategy(), 1..3)),
         prop::bool::weighted(0.2),
     )
@@ -331,14 +350,20 @@ fn selector_strategy() -> impl Strategy<Value = Option<Value>> {
         0.4,
         (
             prop::option::weighted(
-                0.6,
+                0.45,
                 prop::sample::select(vec![
                     "amd64", "amd64", "arm64", "arm64", "arm", "s390x", "ppc64le", "riscv64",
                 ]),
             ),
             prop::option::weighted(0.1, prop::sample::select(NODE_ARCHES.to_vec())),
-            prop::option::weighted(0.2, prop::sample::select(OSES.to_vec())),
-            prop::option::weighted(0.1, prop::sample::select(OSES.to_vec())),
+            prop::option::weighted(
+                0.2,
+                prop::sample::select(vec!["linux", "linux", "linux", "windows"]),
+            ),
+            prop::option::weighted(
+                0.1,
+                prop::sample::select(vec!["linux", "linux", "linux", "windows"]),
+            ),
             prop::option::weighted(0.2, prop::sample::select(vec!["1", "2", "3"])),
         )
             .prop_map(|(arch, beta_arch, os, beta_os, tier)| {
@@ -362,26 +387,26 @@ fn selector_strategy() -> impl Strategy<Value = Option<Value>> {
 /// The required node affinity: absent, `{}`, no terms, or terms.
 fn required_strategy() -> impl Strategy<Value = Option<Value>> {
     prop_oneof![
-        3 => Just(None),
+        8 => Just(None),
         1 => Just(Some(json!({}))),
         1 => Just(Some(json!({"nodeSelectorTerms": []}))),
-        8 => prop::collection::vec(term_strategy(), 1..4).prop_map(|terms| Some(json!({"nodeSelectorTerms": terms}))),
+        18 => prop::collection::vec(term_strategy(), 1..4).prop_map(|terms| Some(json!({"nodeSelectorTerms": terms}))),
     ]
 }
 
 fn settings_strategy() -> impl Strategy<Value = Value> {
     (
         prop_oneof![
-            Just(Vec::new()),
-            prop::sample::subsequence(ARCHES.to_vec(), 1..5)
+            2 => Just(Vec::new()),
+            1 => prop::sample::subsequence(ARCHES.to_vec(), 1..5)
         ],
         prop::sample::select(vec!["ignoreImage", "ignoreImage", "accept", "reject"]),
         prop::sample::select(vec!["reject", "reject", "accept"]),
         prop::option::of(prop::sample::select(ARCHES.to_vec())),
         any::<bool>(),
-        prop::sample::select(vec!["linux", "linux", "linux", "linux", "linux", "linux", "linux", "windows"]),
+        prop::sample::select(vec!["linux"; 15].into_iter().chain(["windows"]).collect::<Vec<_>>()),
         // workloadTemplates, daemonSetTemplates: `validate` (the default, also when absent) or `mutate`.
-        prop::sample::select(vec![None, Some("validate"), Some("mutate"), Some("mutate"), Some("mutate"), Some("mutate")]),
+        prop::sample::select(vec![None, Some("validate")].into_iter().chain([Some("mutate"); 10]).collect::<Vec<_>>()),
         prop::sample::select(vec![None, Some("validate"), Some("mutate"), Some("mutate")]),
         prop::bool::weighted(0.3),
     )
@@ -435,7 +460,7 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             prop::collection::vec(0..count, 0..2),
             selector_strategy(),
             required_strategy(),
-            prop::sample::select(vec![None, None, None, None, None, None, Some(""), Some("linux"), Some("windows")]),
+            prop::sample::select(vec![None, None, None, None, None, None, None, None, None, None, Some(""), Some("linux"), Some("linux"), Some("windows")]),
             (
                 prop::sample::select(vec![None, None, None, Some("tier"), Some("tier"), Some(ARCH)]),
                 any::<bool>(),
