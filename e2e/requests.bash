@@ -26,6 +26,55 @@ warning_count() { echo "$RESPONSE" | jq -r '.warnings // [] | length'; }
 warning() { echo "$RESPONSE" | jq -r '.warnings[0] // empty'; }
 patch() { echo "$RESPONSE" | jq -r 'if .patch then (.patch | @base64d | fromjson | tojson) else "none" end'; }
 
+# Expected messages. The policy's texts, restated: a host error is kept as its first line; a
+# warning fits 256 characters, cut in the middle of its variable part (after its first two thirds,
+# keeping the last third, joined by " … ").
+REJECTED_LOOKUP="image-arch-affinity: cannot tell which architectures the Pod's images run on"
+IGNORED_LOOKUP="was left out of the architecture decision because its lookup failed"
+UNPINNED_LOOKUP="image-arch-affinity: the Pod was not pinned to an architecture because a lookup failed"
+
+# cut_middle TEXT MAX: TEXT, or when longer than MAX characters, its first two thirds and last third
+# of MAX - 3 characters joined by " … ".
+cut_middle() {
+  local text=$1 max=$2
+  if [ "${#text}" -le "$max" ]; then
+    printf '%s' "$text"
+    return
+  fi
+  local tail=$(((max - 3) / 3))
+  printf '%s … %s' "${text:0:max-3-tail}" "${text: -tail}"
+}
+
+# lookup_warning LEAD CAUSE: the warning LEAD then CAUSE, CAUSE cut to what fits (at least 80).
+lookup_warning() {
+  local room=$((256 - ${#1}))
+  [ "$room" -ge 80 ] || room=80
+  printf '%s%s' "$1" "$(cut_middle "$2" "$room")"
+}
+
+# ignored_warning IMAGE CAUSE / unpinned_warning IMAGE CAUSE / rejected_lookup IMAGE CAUSE...: the
+# onLookupFailure ignoreImage and accept warnings, and the reject message (one IMAGE CAUSE pair per
+# failed image), for lookups that failed with CAUSE.
+ignored_warning() { lookup_warning "image-arch-affinity: image \"$1\" $IGNORED_LOOKUP: " "$2"; }
+unpinned_warning() { lookup_warning "$UNPINNED_LOOKUP: image \"$1\": " "$2"; }
+rejected_lookup() {
+  local all=""
+  while [ "$#" -ge 2 ]; do
+    all+="${all:+; }image \"$1\": $2"
+    shift 2
+  done
+  printf '%s: %s (setting onLookupFailure: reject)' "$REJECTED_LOOKUP" "$all"
+}
+
+# no_common_warning LEAD LISTING TAIL: the onNoCommonArchitecture: accept warning for the refusal
+# LEAD LISTING TAIL, LISTING cut to what fits.
+no_common_warning() {
+  local tail="$3 (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
+  local room=$((256 - ${#1} - ${#tail}))
+  [ "$room" -ge 40 ] || room=40
+  printf '%s%s%s' "$1" "$(cut_middle "$2" "$room")" "$tail"
+}
+
 # The patch for a Pod without affinity nor annotations pinned to ARCH...
 pin_patch() {
   local arches

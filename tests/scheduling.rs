@@ -13,7 +13,8 @@
 //!   an integer, greater / less than the single value read as an integer;
 //! - matchFields select on the node's fields: `metadata.name` with `In` / `NotIn`.
 //!
-//! The universe: every architecture x OS, with and without the beta labels, every value of one
+//! The universe: every architecture (those of the images, riscv64, 386, which `Gt` / `Lt` can
+//! admit, and loong64, which no requirement names) x OS, with and without the beta labels, every value of one
 //! other label (`tier`, including absent) and every node name, so every name carries every
 //! architecture. A Pod runs on the nodes of its OS (`spec.os.name`, else its nodeSelector's
 //! `kubernetes.io/os` or `beta.kubernetes.io/os`, else `defaultOperatingSystem`: the operator's
@@ -26,7 +27,17 @@
 //! - accepted => the resulting Pod admits exactly the nodes the original admits whose
 //!   architecture every image runs on, has the `architectureTolerations` of exactly those
 //!   architectures that it did not have, and run again it is accepted with no patch;
-//! - every value the user wrote is kept (the result contains the original).
+//! - every value the user wrote is kept (the result contains the original);
+//! - with `matchNodeLabels: [zone]` and a Pod labelled `zone`, "exactly the nodes" is further
+//!   those whose `zone` is the Pod's (the universe has every zone for every other label);
+//! - the preferred term for the annotation's architecture (else `preferredArchitecture`'s) is
+//!   added exactly when the nodes the result admits have more than one architecture, that one
+//!   among them, and the Pod had no preferred term on `kubernetes.io/arch`; else the preferred
+//!   terms are left as they were;
+//! - a workload template is changed only under `workloadTemplates: mutate` (a DaemonSet's also
+//!   under `daemonSetTemplates: mutate`): under `validate` (the default) an accepted template has
+//!   no patch, and a DaemonSet is warned about exactly when its template admits a node whose
+//!   architecture its images do not run on.
 //!
 //! The seed is random, printed, and can be set with `SCHEDULING_SEED=<u64>`;
 //! `SCHEDULING_CASES` sets the number of cases per property (default 10000).
@@ -127,23 +138,30 @@ fn admits(spec: &Value, node: &Node) -> bool {
 }
 
 const ARCHES: [&str; 5] = ["amd64", "arm64", "arm", "s390x", "ppc64le"];
-/// Node architectures: those of the images, and two no image has.
-/// `386` too: the one architecture whose name is a number, which `Gt` and `Lt` can admit.
+/// Node architectures: those of the images, and two no image has, one of them an integer (which
+/// `Gt` / `Lt` on the architecture can admit).
 const NODE_ARCHES: [&str; 7] = [
     "amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64", "386",
 ];
+/// An architecture of nodes that no requirement names (a cluster can have architectures no Pod
+/// mentions: `NotIn` admits them).
+const UNNAMED_ARCH: &str = "loong64";
 const OSES: [&str; 2] = ["linux", "windows"];
 const NAMES: [&str; 3] = ["node-1", "node-7", "other"];
 const TIERS: [Option<&str>; 6] = [None, Some("0"), Some("1"), Some("2"), Some("3"), Some("02")];
+/// Values of the `zone` label, which `matchNodeLabels` copies from the Pod's labels. No generated
+/// requirement names it, so every architecture has every zone whatever the other labels.
+const ZONES: [&str; 2] = ["a", "b"];
 
 fn universe() -> Vec<Node> {
     let mut nodes = Vec::new();
     for os in OSES {
-        for arch in NODE_ARCHES {
+        for arch in NODE_ARCHES.into_iter().chain([UNNAMED_ARCH]) {
             for beta in [true, false] {
-                for tier in TIERS {
+                for (tier, zone) in TIERS.iter().flat_map(|t| ZONES.map(|z| (*t, z))) {
                     for name in NAMES {
                         let mut labels = BTreeMap::new();
+                        labels.insert("zone", zone.to_string());
                         labels.insert("kubernetes.io/arch", arch.to_string());
                         labels.insert("kubernetes.io/os", os.to_string());
                         if beta {
@@ -175,8 +193,16 @@ struct Image {
 }
 
 fn image_strategy() -> impl Strategy<Value = Image> {
+    // Random platforms (often no architecture in common with the other images or with the Pod's
+    // constraints), or a multi-architecture Linux image as most are.
+    let multi_arch = prop::sample::subsequence(ARCHES.to_vec(), 3..6).prop_map(|arches| {
+        arches
+            .into_iter()
+            .map(|arch| (Some("linux"), arch))
+            .collect::<Vec<_>>()
+    });
     (
-        prop::collection::vec(
+        prop_oneof![1 => prop::collection::vec(
             (
                 prop::sample::select(vec![
                     Some("linux"),
@@ -190,7 +216,7 @@ fn image_strategy() -> impl Strategy<Value = Image> {
                 ]),
             ),
             1..6,
-        ),
+        ), 6 => multi_arch],
         any::<bool>(),
         prop::bool::weighted(0.04),
     )
@@ -251,14 +277,14 @@ const BETA_OS: &str = "beta.kubernetes.io/os";
 fn values_for(key: &'static str) -> Vec<&'static str> {
     match key {
         ARCH | BETA_ARCH => NODE_ARCHES.to_vec(),
-        OS | BETA_OS => OSES.to_vec(),
+        OS | BETA_OS => vec!["linux", "linux", "windows"],
         _ => vec!["1", "2"],
     }
 }
 
 fn expression_strategy() -> impl Strategy<Value = Value> {
     prop::sample::select(vec![
-        ARCH, ARCH, ARCH, ARCH, BETA_ARCH, OS, BETA_OS, "tier", "tier",
+        ARCH, ARCH, ARCH, ARCH, BETA_ARCH, OS, BETA_OS, "tier", "tier", "tier",
     ])
     .prop_flat_map(|key| {
         (
@@ -270,12 +296,14 @@ fn expression_strategy() -> impl Strategy<Value = Value> {
                 "NotIn",
                 "NotIn",
                 "NotIn",
+                "NotIn",
+                "Exists",
                 "Exists",
                 "DoesNotExist",
                 "Gt",
                 "Lt",
             ]),
-            prop::sample::subsequence(values_for(key), 1..3),
+            prop::sample::subsequence(values_for(key), 1..values_for(key).len().min(3) + 1),
             prop::sample::select(vec!["1", "2"]),
         )
             .prop_map(move |(operator, values, bound)| match operator {
@@ -298,7 +326,7 @@ fn field_strategy() -> impl Strategy<Value = Value> {
 
 fn term_strategy() -> impl Strategy<Value = Value> {
     (
-        prop::collection::vec(expression_strategy(), 0..3),
+        prop_oneof![1 => Just(Vec::new()), 8 => prop::collection::vec(expression_strategy(), 1..3)],
         prop::option::weighted(0.3, prop::collection::vec(field_strategy(), 1..3)),
         prop::bool::weighted(0.2),
     )
@@ -322,14 +350,20 @@ fn selector_strategy() -> impl Strategy<Value = Option<Value>> {
         0.4,
         (
             prop::option::weighted(
-                0.6,
+                0.45,
                 prop::sample::select(vec![
                     "amd64", "amd64", "arm64", "arm64", "arm", "s390x", "ppc64le", "riscv64",
                 ]),
             ),
             prop::option::weighted(0.1, prop::sample::select(NODE_ARCHES.to_vec())),
-            prop::option::weighted(0.2, prop::sample::select(OSES.to_vec())),
-            prop::option::weighted(0.1, prop::sample::select(OSES.to_vec())),
+            prop::option::weighted(
+                0.2,
+                prop::sample::select(vec!["linux", "linux", "linux", "windows"]),
+            ),
+            prop::option::weighted(
+                0.1,
+                prop::sample::select(vec!["linux", "linux", "linux", "windows"]),
+            ),
             prop::option::weighted(0.2, prop::sample::select(vec!["1", "2", "3"])),
         )
             .prop_map(|(arch, beta_arch, os, beta_os, tier)| {
@@ -353,29 +387,41 @@ fn selector_strategy() -> impl Strategy<Value = Option<Value>> {
 /// The required node affinity: absent, `{}`, no terms, or terms.
 fn required_strategy() -> impl Strategy<Value = Option<Value>> {
     prop_oneof![
-        3 => Just(None),
+        8 => Just(None),
         1 => Just(Some(json!({}))),
         1 => Just(Some(json!({"nodeSelectorTerms": []}))),
-        8 => prop::collection::vec(term_strategy(), 1..4).prop_map(|terms| Some(json!({"nodeSelectorTerms": terms}))),
+        18 => prop::collection::vec(term_strategy(), 1..4).prop_map(|terms| Some(json!({"nodeSelectorTerms": terms}))),
     ]
 }
 
 fn settings_strategy() -> impl Strategy<Value = Value> {
     (
         prop_oneof![
-            Just(Vec::new()),
-            prop::sample::subsequence(ARCHES.to_vec(), 1..5)
+            2 => Just(Vec::new()),
+            1 => prop::sample::subsequence(ARCHES.to_vec(), 1..5)
         ],
         prop::sample::select(vec!["ignoreImage", "ignoreImage", "accept", "reject"]),
         prop::sample::select(vec!["reject", "reject", "accept"]),
         prop::option::of(prop::sample::select(ARCHES.to_vec())),
         any::<bool>(),
-        prop::sample::select(vec!["linux", "linux", "linux", "linux", "windows"]),
+        prop::sample::select(vec!["linux"; 15].into_iter().chain(["windows"]).collect::<Vec<_>>()),
+        // workloadTemplates, daemonSetTemplates: `validate` (the default, also when absent) or `mutate`.
+        prop::sample::select(vec![None, Some("validate")].into_iter().chain([Some("mutate"); 10]).collect::<Vec<_>>()),
+        prop::sample::select(vec![None, Some("validate"), Some("mutate"), Some("mutate")]),
+        prop::bool::weighted(0.3),
     )
-        .prop_map(|(schedulable, lookup, no_common, preferred, tolerations, os)| {
+        .prop_map(|(schedulable, lookup, no_common, preferred, tolerations, os, workloads, daemon_sets, match_labels)| {
             let mut settings = json!({"schedulableArchitectures": schedulable, "onLookupFailure": lookup,
-                "onNoCommonArchitecture": no_common, "defaultOperatingSystem": os,
-                "workloadTemplates": "mutate", "daemonSetTemplates": "mutate"});
+                "onNoCommonArchitecture": no_common, "defaultOperatingSystem": os});
+            if let Some(mode) = workloads {
+                settings["workloadTemplates"] = json!(mode);
+            }
+            if let Some(mode) = daemon_sets {
+                settings["daemonSetTemplates"] = json!(mode);
+            }
+            if match_labels {
+                settings["matchNodeLabels"] = json!(["zone"]);
+            }
             if let Some(preferred) = preferred {
                 if schedulable.is_empty() || schedulable.contains(&preferred) {
                     settings["preferredArchitecture"] = json!(preferred);
@@ -414,13 +460,18 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             prop::collection::vec(0..count, 0..2),
             selector_strategy(),
             required_strategy(),
-            prop::sample::select(vec![None, None, None, None, None, None, Some(""), Some("linux"), Some("windows")]),
-            (any::<bool>(), any::<bool>(), prop::option::weighted(0.1, prop::sample::select(vec!["arm64", "bogus"]))),
+            prop::sample::select(vec![None, None, None, None, None, None, None, None, None, None, Some(""), Some("linux"), Some("linux"), Some("windows")]),
+            (
+                prop::sample::select(vec![None, None, None, Some("tier"), Some("tier"), Some(ARCH)]),
+                any::<bool>(),
+                prop::option::weighted(0.3, prop::sample::select(vec!["arm64", "amd64", "s390x", "bogus"])),
+                prop::option::weighted(0.6, prop::sample::select(ZONES.to_vec())),
+            ),
             settings_strategy(),
             prop_oneof![30 => Just(None), 1 => Just(Some("nodeName")), 1 => Just(Some("daemonSet")), 1 => Just(Some("update"))],
         )
             .prop_map(
-                |(images, containers, init, selector, required, os_name, (preferred, tolerations, annotation), settings, exempt)| {
+                |(images, containers, init, selector, required, os_name, (preferred, tolerations, annotation, zone), settings, exempt)| {
                     let container = |i: &usize| json!({"name": format!("c{i}"), "image": image_name(*i), "x-unknown": [1, 2]});
                     let mut spec = json!({"containers": containers.iter().map(container).collect::<Vec<_>>(),
                         "x-unknown-spec": {"deep": {"er": 1}}});
@@ -434,9 +485,10 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                     if let Some(required) = required {
                         node_affinity.insert("requiredDuringSchedulingIgnoredDuringExecution".into(), required);
                     }
-                    if preferred {
+                    if let Some(key) = preferred {
+                        let value = if key == ARCH { "s390x" } else { "1" };
                         node_affinity.insert("preferredDuringSchedulingIgnoredDuringExecution".into(),
-                            json!([{"weight": 3, "preference": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["1"]}]}}]));
+                            json!([{"weight": 3, "preference": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}}]));
                     }
                     if !node_affinity.is_empty() {
                         spec["affinity"] = json!({"nodeAffinity": node_affinity, "podAffinity": {"x": 1}});
@@ -448,6 +500,9 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                         spec["tolerations"] = json!([{"key": "mainframe", "operator": "Exists"}, {"key": "other", "operator": "Exists", "x-unknown": 1}]);
                     }
                     let mut metadata = json!({"name": "p", "labels": {"team": "blue"}, "x-unknown-meta": 1});
+                    if let Some(zone) = zone {
+                        metadata["labels"]["zone"] = json!(zone);
+                    }
                     if let Some(annotation) = annotation {
                         metadata["annotations"] = json!({"image-arch-affinity.kubewarden.io/preferred-architecture": annotation});
                     }
@@ -643,13 +698,22 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
             .collect()
     };
     let original = admitted(spec);
-    let wanted: Vec<usize> = original
+    let runnable: Vec<usize> = original
         .iter()
         .copied()
         .filter(|i| runs_everything(universe[*i]))
         .collect();
+    // `matchNodeLabels: [zone]` with a Pod labelled `zone`: the Pod keeps to the nodes of its zone.
+    let pod_zone = case.pod["metadata"]["labels"]["zone"]
+        .as_str()
+        .filter(|_| strings(&case.settings["matchNodeLabels"]).contains(&"zone"));
+    let wanted: Vec<usize> = runnable
+        .iter()
+        .copied()
+        .filter(|i| pod_zone.is_none_or(|zone| universe[*i].label("zone") == Some(zone)))
+        .collect();
 
-    if wanted.is_empty() {
+    if runnable.is_empty() {
         match case.settings["onNoCommonArchitecture"].as_str() {
             Some("accept") => {
                 prop_assert_eq!(&run.decision.verdict, &Verdict::Accept);
@@ -680,6 +744,52 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
             mutated.clone()
         }
     };
+    // Pods are always pinned; a workload template only with `workloadTemplates: mutate`, a
+    // DaemonSet's also with `daemonSetTemplates: mutate` (README "Workloads").
+    let mode = |key: &str| case.settings[key] == "mutate";
+    let pinned = kind == "Pod"
+        || mode("workloadTemplates")
+        || (kind == "DaemonSet" && mode("daemonSetTemplates"));
+    let daemon_set_warned = run
+        .decision
+        .warnings
+        .iter()
+        .any(|w| w.contains("this DaemonSet's images run only on"));
+    if !pinned {
+        prop_assert_eq!(
+            &run.decision.verdict,
+            &Verdict::Accept,
+            "a {} template under validate was changed",
+            kind
+        );
+        prop_assert!(
+            run.patch.is_none(),
+            "a patch under validate: {:?}",
+            run.patch
+        );
+        // A DaemonSet's Pods fail on the nodes its template admits whose architecture its images
+        // do not run on: warned about exactly when there are such (schedulable) nodes.
+        let failing: BTreeSet<&str> = original
+            .iter()
+            .map(|i| universe[*i])
+            .filter(|node| !runs_everything(node))
+            .map(Node::arch)
+            .collect();
+        prop_assert_eq!(
+            daemon_set_warned,
+            kind == "DaemonSet" && !failing.is_empty(),
+            "DaemonSet warning for failing architectures {:?}: {:?}",
+            failing,
+            run.decision.warnings
+        );
+        return Ok(());
+    }
+    prop_assert!(
+        !daemon_set_warned,
+        "a pinned {} warned: {:?}",
+        kind,
+        run.decision.warnings
+    );
     prop_assert!(
         contains(&result, &object),
         "a value the user wrote was lost: {}",
@@ -694,7 +804,42 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         result_pod["spec"]
     );
     // The tolerations of exactly the architectures it may run on.
-    let finally: BTreeSet<&str> = wanted.iter().map(|i| universe[*i].arch()).collect();
+    let finally: BTreeSet<&str> = now.iter().map(|i| universe[*i].arch()).collect();
+    // The preferred term (README Settings): for the annotation's architecture, else the setting's,
+    // added when the Pod may finally run on several architectures including it and has no
+    // preferred term on kubernetes.io/arch.
+    let preferred_terms = |spec: &Value| {
+        spec["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"].clone()
+    };
+    let preferred_before = preferred_terms(spec);
+    let had_arch_preference = preferred_before.as_array().is_some_and(|terms| {
+        terms.iter().any(|term| {
+            term["preference"]["matchExpressions"]
+                .as_array()
+                .is_some_and(|list| list.iter().any(|e| e["key"] == ARCH))
+        })
+    });
+    let preferred = case.pod["metadata"]["annotations"]
+        ["image-arch-affinity.kubewarden.io/preferred-architecture"]
+        .as_str()
+        .filter(|arch| NODE_ARCHES.contains(arch))
+        .or(case.settings["preferredArchitecture"].as_str());
+    let preferred_after = match preferred {
+        Some(arch) if finally.len() > 1 && finally.contains(arch) && !had_arch_preference => {
+            let mut terms = preferred_before.as_array().cloned().unwrap_or_default();
+            terms.push(json!({"weight": 50, "preference": {"matchExpressions": [
+                {"key": ARCH, "operator": "In", "values": [arch]}]}}));
+            Value::Array(terms)
+        }
+        _ => preferred_before.clone(),
+    };
+    prop_assert_eq!(
+        preferred_terms(&result_pod["spec"]),
+        preferred_after,
+        "preferred terms for {:?} over {:?}",
+        preferred,
+        finally
+    );
     let configured = &case.settings["architectureTolerations"];
     let before = spec["tolerations"].as_array().cloned().unwrap_or_default();
     let after = result_pod["spec"]["tolerations"]

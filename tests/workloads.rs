@@ -165,7 +165,11 @@ fn update_with_an_image_change_is_checked() {
         &settings(json!({})),
     );
     assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
-    assert!(r.rejection().contains("kubernetes.io/arch=s390x"));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod template's nodeSelector kubernetes.io/arch=s390x asks for an \
+         architecture that its images do not run on; they all run on: amd64, arm64"
+    );
 }
 
 #[test]
