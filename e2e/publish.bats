@@ -50,7 +50,8 @@ SETTINGS='{"imagePlatforms":[{"image":"example.com/*","architectures":["arm64","
   run "$KWCTL" pull --sources-path "$SOURCES" "$POLICY_URI"
   [ "$status" -eq 0 ]
   run "$KWCTL" policies
-  [[ "$output" == *"| $POLICY_URI | yes      | no            |"* ]]
+  # Mutating, and context-aware (it may read Nodes: readNodes).
+  [[ "$output" == *"| $POLICY_URI | yes      | yes           |"* ]]
   "$KWCTL" inspect --sources-path "$SOURCES" -o yaml "$POLICY_URI" >"$BATS_TEST_TMPDIR/published.yml"
   # Exactly the metadata of the module we built and annotated.
   "$KWCTL" inspect -o yaml annotated-policy.wasm >"$BATS_TEST_TMPDIR/local.yml"
@@ -59,8 +60,11 @@ SETTINGS='{"imagePlatforms":[{"image":"example.com/*","architectures":["arm64","
   grep -qx '  io.kubewarden.policy.title: image-arch-affinity' "$BATS_TEST_TMPDIR/published.yml"
   grep -qx 'mutating: true' "$BATS_TEST_TMPDIR/published.yml"
   [ "$(sed -n '/^hostCapabilities:/,$p' "$BATS_TEST_TMPDIR/published.yml")" = "hostCapabilities:
+- kubernetes/get_resource
+- kubernetes/list_resources_all
 - oci/v1/oci_manifest
 - oci/v1/oci_manifest_config" ]
+  grep -qx 'backgroundAudit: true' "$BATS_TEST_TMPDIR/published.yml"
 }
 
 @test "kwctl run registry://... evaluates a Pod" {
