@@ -53,6 +53,10 @@ fi
 NAMES=(image-arch-affinity trivial pod-privileged)
 declare -A MODULE=([image-arch-affinity]="$POLICY_MODULE" [trivial]="$TRIVIAL_MODULE" [pod-privileged]="$REFERENCE_MODULE")
 
+# The hosts run without Rust backtraces, as policy servers do in production, whatever the
+# caller's environment says (RUST_BACKTRACE=1 makes them capture one for every error they make).
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
+
 # ---- Registry and requests ----
 source e2e/registry.bash
 source e2e/policy-server.bash
