@@ -73,13 +73,7 @@ faults_stop() {
     pid="$(cat "$REGISTRY_DIR/faults/pid")"
   fi
   [ -n "$pid" ] || return 0
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -9 "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  stop_pid "$pid"
   unset FAULTS_PID
 }
 

@@ -88,16 +88,7 @@ policy_server_start() {
 
 _policy_server_kill() {
   if _policy_server_alive; then
-    kill "$POLICY_SERVER_PID" 2>/dev/null || true
-    local i
-    for i in $(seq 1 50); do
-      _policy_server_alive || break
-      sleep 0.1
-    done
-    if _policy_server_alive; then
-      kill -9 "$POLICY_SERVER_PID" 2>/dev/null || true
-    fi
-    wait "$POLICY_SERVER_PID" 2>/dev/null || true
+    stop_pid "$POLICY_SERVER_PID"
   fi
   unset POLICY_SERVER_PID
 }

@@ -102,16 +102,7 @@ EOF
 
 _registry_kill() {
   if _registry_alive; then
-    kill "$REGISTRY_PID" 2>/dev/null || true
-    local i
-    for i in $(seq 1 50); do
-      _registry_alive || break
-      sleep 0.1
-    done
-    if _registry_alive; then
-      kill -9 "$REGISTRY_PID" 2>/dev/null || true
-    fi
-    wait "$REGISTRY_PID" 2>/dev/null || true
+    stop_pid "$REGISTRY_PID"
   fi
   unset REGISTRY_PID
 }
