@@ -1,0 +1,121 @@
+//! The OCI lookups (`oci/v1/oci_manifest`, `oci/v1/oci_manifest_config`,
+//! `oci/v1/manifest_digest`) against real registries with oci-client, answered as Kubewarden's
+//! host answers them: the manifest re-serialized from oci-client's types (not the registry's
+//! bytes), short names normalized (`busybox` is `docker.io/library/busybox:latest`), errors worded
+//! as policy-fetcher words them. Anonymous pulls; a source listed under `insecure_sources` in
+//! `--sources-path` is spoken to over plain HTTP (kwctl first tries HTTPS, then HTTPS without
+//! verification, then HTTP: the answer and the last error are the same).
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+use serde::{Deserialize, Serialize};
+
+/// kwctl's `sources.yml`, as far as this host reads it.
+#[derive(Deserialize, Default)]
+struct Sources {
+    #[serde(default)]
+    insecure_sources: HashSet<String>,
+}
+
+pub struct Registry {
+    insecure: HashSet<String>,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// policy-fetcher's `RegistryError::OCIRegistryError`: its text, and the client's error as its
+/// source (the host's error chain).
+#[derive(Debug)]
+struct RegistryError(oci_client::errors::OciDistributionError);
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Fail to interact with OCI registry: {}", self.0)
+    }
+}
+
+impl std::error::Error for RegistryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+fn registry_error(error: oci_client::errors::OciDistributionError) -> anyhow::Error {
+    anyhow::Error::new(RegistryError(error))
+}
+
+/// policy-evaluator's `ManifestAndConfigResponse`.
+#[derive(Serialize)]
+struct ManifestAndConfig {
+    manifest: oci_client::manifest::OciImageManifest,
+    digest: String,
+    config: serde_json::Value,
+}
+
+impl Registry {
+    pub fn new(sources: Option<&Path>) -> Result<Registry> {
+        let sources: Sources = match sources {
+            Some(path) => serde_yaml::from_str(&std::fs::read_to_string(path)?)
+                .map_err(|e| anyhow!("Cannot parse sources file {path:?}: {e}"))?,
+            None => Sources::default(),
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Ok(Registry {
+            insecure: sources.insecure_sources,
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?,
+        })
+    }
+
+    /// The fully resolved reference of `image` and a client for its registry.
+    fn client(&self, image: &str) -> Result<(Reference, Client)> {
+        let reference: Reference = image.parse()?;
+        let reference = Reference::try_from(reference.whole())
+            .map_err(|e| anyhow!("Invalid OCI image reference: {e}"))?;
+        let protocol = if self.insecure.contains(reference.registry()) {
+            ClientProtocol::Http
+        } else {
+            ClientProtocol::Https
+        };
+        let config = ClientConfig {
+            protocol,
+            ..Default::default()
+        };
+        Ok((reference, Client::new(config)))
+    }
+
+    pub fn manifest(&self, image: &str) -> Result<Vec<u8>> {
+        let (reference, client) = self.client(image)?;
+        let pull = client.pull_manifest(&reference, &RegistryAuth::Anonymous);
+        let (manifest, _digest) = self.runtime.block_on(pull).map_err(registry_error)?;
+        Ok(serde_json::to_vec(&manifest)?)
+    }
+
+    pub fn manifest_digest(&self, image: &str) -> Result<Vec<u8>> {
+        let (reference, client) = self.client(image)?;
+        let fetch = client.fetch_manifest_digest(&reference, &RegistryAuth::Anonymous);
+        let digest = self.runtime.block_on(fetch).map_err(registry_error)?;
+        Ok(serde_json::to_vec(
+            &serde_json::json!({ "digest": digest }),
+        )?)
+    }
+
+    /// `{"manifest":..,"digest":..,"config":..}` (policy-evaluator's `ManifestAndConfigResponse`).
+    pub fn manifest_and_config(&self, image: &str) -> Result<Vec<u8>> {
+        let (reference, client) = self.client(image)?;
+        let pull = client.pull_manifest_and_config(&reference, &RegistryAuth::Anonymous);
+        let (manifest, digest, config) = self.runtime.block_on(pull).map_err(registry_error)?;
+        let config = serde_json::from_str(&config)?;
+        let answer = ManifestAndConfig {
+            manifest,
+            digest,
+            config,
+        };
+        Ok(serde_json::to_vec(&answer)?)
+    }
+}
