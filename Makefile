@@ -1,11 +1,14 @@
 # image-arch-affinity: build, test and run the Kubewarden policy.
 SOURCE_FILES := $(shell find src -type f -name '*.rs') Cargo.toml Cargo.lock
 WASM := target/wasm32-wasip1/release/image_arch_affinity.wasm
-# Kubewarden's kwctl and policy-server (>= 1.35), installed by `make deps` (scripts/install-deps.sh).
+# Kubewarden's kwctl and policy-server (>= 1.35), in .tools/bin when `make deps`
+# (scripts/install-deps.sh) could install them; where they are not, the embedded host
+# (embedded-host/, `make host`) runs the module and the suites that need them are skipped.
 KWCTL ?= .tools/bin/kwctl
 POLICY_SERVER ?= .tools/bin/policy-server
+HOST_BIN := $(or $(CARGO_TARGET_DIR),target)/debug/embedded-host
 
-.PHONY: all deps fmt lint unit-tests e2e-tests test run bench-core fuzz clean
+.PHONY: all deps fmt lint host unit-tests conformance e2e-tests test run bench-core fuzz clean
 
 all: annotated-policy.wasm
 
@@ -20,6 +23,17 @@ annotated-policy.wasm: policy.wasm metadata.yml README.md
 deps:
 	bash scripts/install-deps.sh
 
+# The embedded host: the module run as `kwctl run` runs it (embedded-host/README.md). Prints its
+# path last.
+host:
+	cargo build -q -p embedded-host
+	@echo $(HOST_BIN)
+
+# The module that accepts everything (benchmarks) or traps on request (conformance cases).
+TRIVIAL := target/wasm32-wasip1/release/trivial_policy.wasm
+$(TRIVIAL): trivial-policy/src/lib.rs trivial-policy/Cargo.toml
+	cargo build -q -p trivial-policy --target=wasm32-wasip1 --release
+
 fmt:
 	cargo fmt --all -- --check
 
@@ -30,18 +44,30 @@ unit-tests:
 	cargo test
 	cargo test -p registry-fixtures
 
-# Every e2e suite, on kwctl (and policy-server) with the annotated module.
-e2e-tests: annotated-policy.wasm
+# The embedded host's tests, and the cases recorded with kwctl 1.35.0 (conformance/) replayed
+# through it: same verdicts, messages, warnings and patched objects.
+conformance: policy.wasm $(TRIVIAL)
+	cargo test -p embedded-host
+
+# Re-records conformance/ with kwctl (needs kwctl >= 1.35) and shows what changed.
+conformance-record: policy.wasm annotated-policy.wasm $(TRIVIAL)
 	cargo build -q -p registry-fixtures --bins
-	KWCTL="$(KWCTL)" POLICY_SERVER="$(POLICY_SERVER)" POLICY=annotated-policy.wasm bats e2e.bats e2e/*.bats
+	KWCTL="$(KWCTL)" bash conformance/record.sh
+
+# Every e2e suite on the embedded host, and again on kwctl (and policy-server) where installed.
+e2e-tests: policy.wasm host
+	cargo build -q -p registry-fixtures --bins
+	KWCTL="$(KWCTL)" POLICY_SERVER="$(POLICY_SERVER)" bash scripts/e2e.sh
 
 # Everything CI checks.
-test: deps fmt lint unit-tests e2e-tests
+test: deps fmt lint unit-tests conformance e2e-tests
 
-# The policy on an example Pod (test_data/pod-multi-arch.json) with kwctl and real lookups in a
-# local registry.
-run: deps annotated-policy.wasm
-	KWCTL="$(KWCTL)" bash scripts/run-example.sh
+# The policy on an example Pod (test_data/pod-multi-arch.json) with real lookups in a local
+# registry, on kwctl when installed, else on the embedded host (RUN_HOST=kwctl|embedded picks).
+RUN_HOST ?= $(if $(wildcard $(KWCTL)),kwctl,embedded)
+run: deps policy.wasm
+	@$(MAKE) -s $(if $(filter kwctl,$(RUN_HOST)),annotated-policy.wasm,host) >/dev/null
+	RUN_HOST=$(RUN_HOST) KWCTL="$(KWCTL)" bash scripts/run-example.sh
 
 # The native decision core stage by stage (benches/core.rs). `make bench` (below) measures the
 # module in kwctl and policy-server.

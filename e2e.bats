@@ -1,17 +1,17 @@
 #!/usr/bin/env bats
-# End-to-end: the annotated module run by Kubewarden's kwctl (>= 1.35, .tools/bin/kwctl from
-# `make deps`) against a real OCI registry (e2e/registry.bash) seeded with the fixture images.
-# Host calls are counted from kwctl's --record-host-capabilities-interactions file.
-#   make e2e-tests                      # every e2e suite
-#   bats e2e.bats                       # this one (needs `make annotated-policy.wasm`)
+# End-to-end: the compiled module run by a Kubewarden host (e2e/host.bash: the embedded host by
+# default, kwctl >= 1.35 with E2E_HOST=kwctl) against a real OCI registry (e2e/registry.bash)
+# seeded with the fixture images. Host calls are counted from the host's
+# --record-host-capabilities-interactions file.
+#   make e2e-tests                      # every e2e suite, on each host installed
+#   bats e2e.bats                       # this one (needs `make policy.wasm host`)
 
 bats_require_minimum_version 1.5.0
 load e2e/requests
+load e2e/host
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME"
-  export KWCTL="${KWCTL:-.tools/bin/kwctl}"
-  export POLICY="${POLICY:-annotated-policy.wasm}"
   source e2e/registry.bash
   registry_start
   registry_seed >/dev/null
@@ -29,16 +29,18 @@ setup() {
   CALLS="$BATS_TEST_TMPDIR/calls.yml"
 }
 
-# evaluate [FLAG...]: kwctl run on $REQUEST; RESPONSE is its stdout line, $CALLS the host calls.
+# evaluate [FLAG...]: the host's `run` on $REQUEST; RESPONSE is its stdout line, $CALLS the host
+# calls.
 evaluate() {
   rm -f "$CALLS"
-  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" \
+  run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES" \
     --record-host-capabilities-interactions "$CALLS" "$@" "$POLICY"
   [ "$status" -eq 0 ]
   RESPONSE=$(echo "$output" | tail -n 1)
 }
 
 @test "kwctl annotate is silent: the declared hostCapabilities are the ones the module uses" {
+  needs_kwctl annotate
   run --separate-stderr "$KWCTL" annotate -m metadata.yml -u README.md \
     -o "$BATS_TEST_TMPDIR/annotated.wasm" policy.wasm
   [ "$status" -eq 0 ]
@@ -52,7 +54,8 @@ evaluate() {
 }
 
 @test "the annotated module carries the metadata's hostCapabilities" {
-  run "$KWCTL" inspect --output yaml "$POLICY"
+  needs_kwctl inspect
+  run "$KWCTL" inspect --output yaml annotated-policy.wasm
   [ "$status" -eq 0 ]
   [[ "$output" == *"hostCapabilities:"*"- oci/v1/oci_manifest"*"- oci/v1/oci_manifest_config"* ]]
 }
@@ -202,20 +205,23 @@ evaluate() {
   [ "$(patch)" = none ]
 }
 
-@test "settings are validated when the policy loads" {
+@test "settings are validated when the policy loads: exit code 1, the policy's message" {
   pod_request "$(containers "$REGISTRY/multi/oci-index:1.0")"
-  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" \
-    --settings-json '{"preferredArchitectureWeight":0}' "$POLICY"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *"preferredArchitectureWeight: 0 is outside 1..100"* ]]
-  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" \
-    --settings-json '{"schedulableArchitectures":["x86_64"]}' "$POLICY"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *'schedulableArchitectures: unknown architecture \"x86_64\"'* || "$output" == *'schedulableArchitectures: unknown architecture "x86_64"'* ]]
-  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" \
-    --settings-json '{"onLookupFailur":"accept"}' "$POLICY"
-  [ "$status" -ne 0 ]
-  [[ "$output" == *'unknown field `onLookupFailur`'* ]]
+  # refused SETTINGS MESSAGE: the host exits 1 and its error's first line is kwctl's, with the
+  # policy's MESSAGE.
+  refused() {
+    run --separate-stderr "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES" \
+      --settings-json "$1" "$POLICY"
+    [ "$status" -eq 1 ]
+    [ "$output" = "" ]
+    [ "$(echo "$stderr" | grep '^Error: ')" = "Error: Provided settings are not valid: $2" ]
+  }
+  refused '{"preferredArchitectureWeight":0}' \
+    "preferredArchitectureWeight: 0 is outside 1..100 (the weight of a preferred node affinity term)"
+  refused '{"schedulableArchitectures":["x86_64"]}' \
+    'schedulableArchitectures: unknown architecture "x86_64"; use a node `kubernetes.io/arch` value: 386, amd64, arm, arm64, loong64, mips, mips64, mips64le, mipsle, ppc64, ppc64le, riscv64, s390x, wasm'
+  refused '{"onLookupFailur":"accept"}' \
+    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild` at line 1 column 17'
 }
 
 @test "index entries without an os field: the host cannot parse the index, a lookup failure" {
@@ -332,11 +338,14 @@ readme_block() {
   awk -v re="$1" 'f == 0 && $0 ~ re {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' README.md
 }
 
-@test "make run (the README's first command): kwctl run on the example Pod, response and decoded patch" {
-  # The kwctl command line the README shows is the one scripts/run-example.sh runs and prints.
-  readme_cmd=$(readme_block '^`make run` builds')
-  [ "$readme_cmd" = "kwctl run --request-path request.json --sources-path sources.yml annotated-policy.wasm" ]
-  run make -s run KWCTL="$KWCTL"
+@test "make run (the README's first command): the example Pod on this host, response and decoded patch" {
+  # The command lines the README shows are the ones scripts/run-example.sh runs and prints.
+  readme_cmd=$(readme_block '^`make run` builds' | grep "^$(basename "$HOST_BIN") run ")
+  case "$E2E_HOST" in
+    kwctl) [ "$readme_cmd" = "kwctl run --request-path request.json --sources-path sources.yml annotated-policy.wasm" ] ;;
+    embedded) [ "$readme_cmd" = "embedded-host run --request-path request.json --sources-path sources.yml policy.wasm" ] ;;
+  esac
+  run make -s run RUN_HOST="$E2E_HOST" KWCTL="$KWCTL"
   [ "$status" -eq 0 ]
   [[ "$output" == *"\$ $readme_cmd"* ]]
   [[ "$output" == *'"allowed": true'* ]]
@@ -345,12 +354,12 @@ readme_block() {
   [ "$patch" = "$(pin_patch arm64)" ]
 }
 
-@test "the README's ClusterAdmissionPolicy runs in kwctl (module replaced by the local build)" {
+@test "the README's ClusterAdmissionPolicy runs on the host (module replaced by the local build)" {
   readme_block '^## Install with Kubewarden' >"$BATS_TEST_TMPDIR/policy.yaml"
   grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
   sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"
   sed "s|REGISTRY|$REGISTRY|g" test_data/pod-multi-arch.json >"$REQUEST"
-  run "$KWCTL" run --request-path "$REQUEST" --sources-path "$SOURCES" "$BATS_TEST_TMPDIR/policy.yaml"
+  run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES" "$BATS_TEST_TMPDIR/policy.yaml"
   [ "$status" -eq 0 ]
   RESPONSE=$(echo "$output" | tail -n 1)
   [ "$(allowed)" = true ]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# The node-aware mode (setting readNodes) end to end: the annotated module run by kwctl (>= 1.35,
-# .tools/bin/kwctl) with --allow-context-aware and replayed host calls
+# The node-aware mode (setting readNodes) end to end: the compiled module run by a Kubewarden host
+# (e2e/host.bash: the embedded host, or kwctl >= 1.35) with --allow-context-aware and replayed host
+# calls
 # (--replay-host-capabilities-interactions): Nodes shaped like real ones (e2e/nodes.bash), the
 # image lookups replayed too, so no registry nor cluster is needed and every run is the same.
 # A request that differs from the recorded one fails the replay, which the policy would report
@@ -11,11 +12,10 @@
 bats_require_minimum_version 1.5.0
 load requests
 load nodes
+load host
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME/.."
-  export KWCTL="${KWCTL:-.tools/bin/kwctl}"
-  export POLICY="${POLICY:-annotated-policy.wasm}"
 }
 
 setup() {
@@ -42,9 +42,10 @@ win_nodes() { node win-1 windows amd64; }
 
 EMPTY='{"apiVersion":"v1","kind":"NodeList","metadata":{"resourceVersion":"48213"},"items":[]}'
 
-# evaluate: kwctl run on $REQUEST with $SETTINGS, replaying $SESSION; RESPONSE is its stdout line.
+# evaluate: the host's `run` on $REQUEST with $SETTINGS, replaying $SESSION; RESPONSE is its stdout
+# line.
 evaluate() {
-  run --separate-stderr "$KWCTL" run --request-path "$REQUEST" --settings-json "$SETTINGS" \
+  run --separate-stderr "$HOST_BIN" run --request-path "$REQUEST" --settings-json "$SETTINGS" \
     --allow-context-aware --replay-host-capabilities-interactions "$SESSION" "$POLICY"
   [ "$status" -eq 0 ]
   RESPONSE=$(echo "$output" | tail -n 1)
@@ -245,6 +246,7 @@ bench_mean_us() {
 }
 
 @test "kwctl bench: the amd64-only Pod's evaluation reading 5,000 Nodes vs 3 Nodes" {
+  needs_kwctl bench
   local nodes="$BATS_TEST_TMPDIR/nodes.jsonl" one="$BATS_TEST_TMPDIR/one.yml" empty="$BATS_TEST_TMPDIR/empty.yml"
   pod_request "$(containers $R/amd64-only:1.0)"
   : >"$empty"
@@ -293,6 +295,7 @@ bench() {
 }
 
 @test "kwctl bench: time per evaluation with replayed Nodes (covered: the same answer at any size; pinned on 3 Nodes)" {
+  needs_kwctl bench
   pod_request "$(containers $R/multi:1.0)"
   covered=$( { oci $R/multi:1.0 linux/amd64 linux/arm64
     list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"; } | bench)
@@ -305,7 +308,7 @@ bench() {
   echo "# kwctl bench (min mean max): covered, any cluster size: $covered; pinned, 3 Nodes: $pinned; without readNodes: $without" >&3
 }
 
-@test "the README's node-aware ClusterAdmissionPolicy runs in kwctl with replayed Nodes" {
+@test "the README's node-aware ClusterAdmissionPolicy runs on the host with replayed Nodes" {
   awk '/^\*\*Install.\*\* List Nodes/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
     README.md >"$BATS_TEST_TMPDIR/policy.yaml"
   grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
@@ -315,7 +318,7 @@ bench() {
   oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
   pod_request "$(containers $R/arm64-only:1.0)"
-  run --separate-stderr "$KWCTL" run --request-path "$REQUEST" --allow-context-aware \
+  run --separate-stderr "$HOST_BIN" run --request-path "$REQUEST" --allow-context-aware \
     --replay-host-capabilities-interactions "$SESSION" "$BATS_TEST_TMPDIR/policy.yaml"
   [ "$status" -eq 0 ]
   [[ "$stderr" != *"Replay error"* ]]

@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
-# `make run`: the annotated policy on test_data/pod-multi-arch.json with kwctl and real image
-# lookups. Starts a local OCI registry (e2e/registry.bash), pushes the fixture images, runs
+# `make run`: the policy on test_data/pod-multi-arch.json with real image lookups, on kwctl when it
+# is installed, else on the embedded host (RUN_HOST=kwctl|embedded picks). Starts a local OCI
+# registry (e2e/registry.bash), pushes the fixture images, runs
 #   kwctl run --request-path request.json --sources-path sources.yml annotated-policy.wasm
-# prints the response and the decoded JSON patch, and stops the registry.
-# Knobs: KWCTL (default .tools/bin/kwctl), SETTINGS (settings JSON, default {}).
+# (or `embedded-host run ... policy.wasm`, with metadata.yml beside the module), prints which host
+# ran it, the response and the decoded JSON patch, and stops the registry.
+# Knobs: RUN_HOST, KWCTL (default .tools/bin/kwctl), EMBEDDED_HOST (default
+# target/debug/embedded-host), SETTINGS (settings JSON, default {}).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KWCTL=${KWCTL:-.tools/bin/kwctl}
-[[ "$KWCTL" == */* ]] && KWCTL=$(realpath "$KWCTL")
+EMBEDDED_HOST=${EMBEDDED_HOST:-target/debug/embedded-host}
+RUN_HOST=${RUN_HOST:-$([ -x "$KWCTL" ] && echo kwctl || echo embedded)}
+case "$RUN_HOST" in
+  kwctl)
+    host=$(realpath "$KWCTL") module=annotated-policy.wasm
+    echo "Host: $("$host" --version 2>/dev/null | head -n 1) ($KWCTL)"
+    ;;
+  embedded)
+    host=$(realpath "$EMBEDDED_HOST") module=policy.wasm
+    echo "Host: the embedded host ($EMBEDDED_HOST: the module run as kwctl run runs it$([ -x "$KWCTL" ] || echo "; kwctl is not installed"))"
+    ;;
+  *) echo "run-example.sh: RUN_HOST is kwctl or embedded, not $RUN_HOST" >&2; exit 2 ;;
+esac
 # A registry of its own, even when called with another one's variables in the environment.
 unset REGISTRY REGISTRY_PID REGISTRY_DIR SOURCES DIGESTS_FILE
 # shellcheck source=../e2e/registry.bash
@@ -20,16 +35,17 @@ registry_seed >/dev/null
 # sources.yml (written by registry_start) lists it as insecure (plain HTTP).
 cd "$REGISTRY_DIR"
 sed "s|REGISTRY|$REGISTRY|g" "$OLDPWD/test_data/pod-multi-arch.json" >request.json
-cp "$OLDPWD/annotated-policy.wasm" annotated-policy.wasm
+cp "$OLDPWD/$module" "$module"
+cp "$OLDPWD/metadata.yml" metadata.yml
 echo "Pod images:"
 jq -r '.object.spec | (.initContainers // []) + .containers | .[] | "  \(.name): \(.image)"' request.json
 echo
 args=(run --request-path request.json --sources-path sources.yml)
 [ -z "${SETTINGS:-}" ] || args+=(--settings-json "$SETTINGS")
-args+=(annotated-policy.wasm)
-echo "\$ kwctl ${args[*]}"
-response=$("$KWCTL" "${args[@]}" 2>kwctl.log) || {
-  cat kwctl.log >&2
+args+=("$module")
+echo "\$ $(basename "$host") ${args[*]}"
+response=$("$host" "${args[@]}" 2>host.log) || {
+  cat host.log >&2
   exit 1
 }
 echo "Response:"
