@@ -12,6 +12,7 @@
 bats_require_minimum_version 1.5.0
 load requests
 load host
+load faults
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME/.."
@@ -39,48 +40,6 @@ setup() {
   cd "$BATS_TEST_DIRNAME/.."
   REQUEST="$BATS_TEST_TMPDIR/request.json"
   CALLS="$BATS_TEST_TMPDIR/calls.yml"
-}
-
-# ---- the fault registry ----
-
-# faults_start: starts target/debug/fault-registry (FAULT_REGISTRY to override) in front of
-# $REGISTRY; exports FAULTS=127.0.0.1:PORT, FAULTS_PID, FAULTS_LOG (one JSON line per request).
-faults_start() {
-  local bin="${FAULT_REGISTRY:-${CARGO_TARGET_DIR:-target}/debug/fault-registry}"
-  [ -n "${FAULT_REGISTRY:-}" ] || cargo build -q -p registry-fixtures --bin fault-registry </dev/null >&2 || return 1
-  mkdir -p "$REGISTRY_DIR/faults"
-  export FAULTS_LOG="$REGISTRY_DIR/faults/requests.jsonl"
-  # No stdin; output to a file; fd 3 closed so bats does not wait on it.
-  "$bin" --upstream "$REGISTRY" --addr-file "$REGISTRY_DIR/faults/addr" --log "$FAULTS_LOG" \
-    </dev/null >"$REGISTRY_DIR/faults/out.log" 2>&1 3>&- &
-  export FAULTS_PID=$!
-  echo "$FAULTS_PID" >"$REGISTRY_DIR/faults/pid"
-  for _ in $(seq 1 100); do
-    if [ -s "$REGISTRY_DIR/faults/addr" ]; then
-      FAULTS="$(cat "$REGISTRY_DIR/faults/addr")"
-      export FAULTS
-      return 0
-    fi
-    kill -0 "$FAULTS_PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  cat "$REGISTRY_DIR/faults/out.log" >&2
-  return 1
-}
-
-faults_stop() {
-  local pid="${FAULTS_PID:-}"
-  if [ -z "$pid" ] && [ -n "${REGISTRY_DIR:-}" ] && [ -f "$REGISTRY_DIR/faults/pid" ]; then
-    pid="$(cat "$REGISTRY_DIR/faults/pid")"
-  fi
-  [ -n "$pid" ] || return 0
-  stop_pid "$pid"
-  unset FAULTS_PID
-}
-
-# manifest_gets NAME: manifest GETs the fault registry saw for repositories starting with NAME.
-manifest_gets() {
-  jq -s --arg p "/v2/$1" '[.[] | select(.method == "GET" and (.path | startswith($p)) and (.path | contains("/manifests/")))] | length' "$FAULTS_LOG"
 }
 
 # ---- requests and responses (the rest in e2e/requests.bash) ----
@@ -295,4 +254,32 @@ lookup_fails() {
   [ "$(manifest_images "$CALLS")" = "$list" ]
   echo "# 1,000 containers / 50 images: $E2E_HOST run ${ELAPSED_MS} ms (process, 50 uncached registry lookups)" >&3
   bench_cached "1,000 containers / 50 images"
+}
+
+@test "live lookups: the host asks and answers what kwctl 1.35.0 recorded in the conformance corpus" {
+  # Every case of conformance/cases/ recorded against the registries (live), run again here
+  # with --record-host-capabilities-interactions: the same calls, the same answers (the
+  # registry's manifests as the host re-serializes them, its errors as the host words them).
+  # The corpus names the registries 127.0.0.1:55001 (fixtures), :55002 (faults) and :55003 (down).
+  local live=0 case
+  for case in conformance/cases/*/; do
+    [ "$(jq -r '.live and .module != "trivial"' "$case/case.json")" = true ] || continue
+    live=$((live + 1))
+    sed -e "s/127\.0\.0\.1:55001/$REGISTRY/g" -e "s/127\.0\.0\.1:55002/$FAULTS/g" -e "s/127\.0\.0\.1:55003/$DEAD/g" \
+      "$case/request.json" >"$REQUEST"
+    local module=$POLICY
+    if [ "$(jq -r .module "$case/case.json")" = manifest ]; then
+      module="$BATS_TEST_TMPDIR/manifest.yaml"
+      sed "s|MODULE|file://$PWD/$POLICY|" "$case/manifest.yaml" >"$module"
+    fi
+    mapfile -t flags < <(jq -r '.flags[]' "$case/case.json")
+    rm -f "$CALLS"
+    run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES_ALL" \
+      --record-host-capabilities-interactions "$CALLS" "${flags[@]}" "$module"
+    sed -e "s/${REGISTRY//./\\.}/127.0.0.1:55001/g" -e "s/${FAULTS//./\\.}/127.0.0.1:55002/g" \
+      -e "s/${DEAD//./\\.}/127.0.0.1:55003/g" "$CALLS" >"$BATS_TEST_TMPDIR/session.yml" 2>/dev/null || echo '[]' >"$BATS_TEST_TMPDIR/session.yml"
+    diff -u "$case/session.yml" "$BATS_TEST_TMPDIR/session.yml" || { echo "case $case"; false; }
+  done
+  echo "# $live live cases: the same host calls and answers as kwctl recorded" >&3
+  [ "$live" -ge 30 ]
 }

@@ -28,20 +28,6 @@ setup() {
 
 R=registry.example.com
 
-# The mixed cluster: two amd64 Linux Nodes, two arm64 ones (one cordoned, one tainted), a
-# Windows Node.
-amd_nodes() {
-  node amd-1 linux amd64
-  node amd-2 linux amd64
-}
-arm_nodes() {
-  node arm-1 linux arm64 '{"spec":{"unschedulable":true,"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule","timeAdded":"2026-11-20T10:00:00Z"}]}}'
-  node arm-2 linux arm64 '{"spec":{"taints":[{"key":"dedicated","value":"arm","effect":"NoSchedule"}]}}'
-}
-win_nodes() { node win-1 windows amd64; }
-
-EMPTY='{"apiVersion":"v1","kind":"NodeList","metadata":{"resourceVersion":"48213"},"items":[]}'
-
 # evaluate: the host's `run` on $REQUEST with $SETTINGS, replaying $SESSION; RESPONSE is its stdout
 # line.
 evaluate() {
@@ -165,21 +151,6 @@ evaluate() {
   SETTINGS='{"readNodes":true,"onLookupFailure":"reject"}'
   evaluate
   [ "$(message)" = "image-arch-affinity: cannot read the cluster's linux Nodes: Get \"https://10.96.0.1:443/api/v1/nodes?labelSelector=kubernetes.io%2Fos%3Dlinux\": dial tcp 10.96.0.1:443: connect: connection refused (setting onLookupFailure: reject)" ]
-}
-
-# audit_request NODE IMAGE: what the audit scanner sends for a running Pod: a CREATE of the live
-# object (spec.nodeName, status), no user.
-audit_request() {
-  jq -n --arg node "$1" --arg image "$2" '{uid: "audit", kind: {group: "", version: "v1", kind: "Pod"},
-    resource: {group: "", version: "v1", resource: "pods"}, operation: "CREATE", name: "web-7d4b9", namespace: "shop",
-    userInfo: {}, dryRun: false,
-    object: {apiVersion: "v1", kind: "Pod",
-      metadata: {name: "web-7d4b9", namespace: "shop", uid: "7d4b9", resourceVersion: "99812",
-        ownerReferences: [{apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-5f6", uid: "5f6", controller: true}]},
-      spec: {nodeName: $node, schedulerName: "default-scheduler", containers: [{name: "web", image: $image}]},
-      status: {phase: "Running", hostIP: "10.0.3.17", podIP: "10.244.3.9", startTime: "2026-11-20T10:00:00Z",
-        containerStatuses: [{name: "web", ready: false, restartCount: 14, image: $image,
-          state: {waiting: {reason: "CrashLoopBackOff"}}}]}}}' >"$REQUEST"
 }
 
 @test "background audit: a running Pod on a node its images lack fails with that reason; one on a fitting node passes" {

@@ -70,9 +70,7 @@ impl Host {
             }
             "oci/v1/oci_manifest" => "OciManifest",
             "oci/v1/oci_manifest_config" => "OciManifestAndConfig",
-            "oci/v1/manifest_digest" => "OciManifestDigest",
             "kubernetes/list_resources_all" => "KubernetesListResourceAll",
-            "kubernetes/list_resources_by_namespace" => "KubernetesListResourceNamespace",
             "kubernetes/get_resource" => "KubernetesGetResource",
             _ if ["oci", "kubernetes"].contains(&namespace) => {
                 return Err(format!("unknown operation: {operation}"))
@@ -98,74 +96,11 @@ impl Host {
             .answer(request, |request| match request {
                 Request::OciManifest { image } => registry.manifest(image),
                 Request::OciManifestAndConfig { image } => registry.manifest_and_config(image),
-                Request::OciManifestDigest { image } => registry.manifest_digest(image),
                 _ => Err(anyhow!("the embedded host reads no cluster: Kubernetes calls are answered from --replay-host-capabilities-interactions only")),
             })
             .map_err(|error| {
                 eprintln!("embedded-host: host call {capability} failed: {error:?}");
                 format!("Callback evaluation failure: {error:?}")
             })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn host(grants: &[&str], resources: &[(&str, &str)]) -> Host {
-        let replay = "- type: Exchange\n  request: |\n    !KubernetesGetResource\n    api_version: v1\n    kind: Node\n    name: n1\n    namespace: null\n    disable_cache: false\n    field_masks: null\n  response:\n    type: Success\n    payload: '{}'\n";
-        let path = std::env::temp_dir().join(format!("capabilities-{}.yml", std::process::id()));
-        std::fs::write(&path, replay).unwrap();
-        let session = Session::replay(&path).unwrap();
-        std::fs::remove_file(path).unwrap();
-        Host {
-            grants: Grants::new(&grants.iter().map(|g| g.to_string()).collect::<Vec<_>>()),
-            resources: resources
-                .iter()
-                .map(|(api_version, kind)| Resource {
-                    api_version: api_version.to_string(),
-                    kind: kind.to_string(),
-                })
-                .collect(),
-            session,
-            registry: Registry::new(None).unwrap(),
-        }
-    }
-
-    const GET_N1: &[u8] =
-        br#"{"api_version":"v1","kind":"Node","name":"n1","namespace":null,"disable_cache":false}"#;
-
-    #[test]
-    fn calls_are_checked_against_the_grants_and_the_readable_resources() {
-        let mut h = host(&["oci/v1/oci_manifest"], &[("v1", "Node")]);
-        assert_eq!(
-            h.call("kubewarden", "oci", "v1/oci_manifest_config", b"\"a\""),
-            Err("Policy has not been granted access to the 'oci/v1/oci_manifest_config' host capability. The violation has been reported.".into())
-        );
-        assert_eq!(
-            h.call("kubewarden", "kubernetes", "get_resource", GET_N1),
-            Err("Policy has not been granted access to the 'kubernetes/get_resource' host capability. The violation has been reported.".into())
-        );
-        let mut h = host(&["kubernetes/*"], &[("v1", "Pod")]);
-        assert_eq!(
-            h.call("kubewarden", "kubernetes", "get_resource", GET_N1),
-            Err("Policy has not been granted access to Kubernetes v1/Node resources. The violation has been reported.".into())
-        );
-        let mut h = host(&["*"], &[("v1", "Node")]);
-        assert_eq!(
-            h.call("other", "oci", "v1/oci_manifest", b"\"a\""),
-            Err("unknown binding: other".into())
-        );
-        assert_eq!(h.call("kubewarden", "tracing", "log", b"{}"), Ok(vec![]));
-        assert_eq!(
-            h.call("kubewarden", "kubernetes", "get_resource", GET_N1),
-            Ok(b"{}".to_vec())
-        );
-        // The error as the guest gets it (a backtrace follows with RUST_BACKTRACE=1, as in kwctl).
-        let empty = h.call("kubewarden", "kubernetes", "get_resource", GET_N1);
-        assert_eq!(
-            empty.unwrap_err().lines().next(),
-            Some("Callback evaluation failure: the list of recorded responses is empty")
-        );
     }
 }

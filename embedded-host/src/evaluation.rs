@@ -1,8 +1,8 @@
 //! One evaluation, as kwctl makes it: the module loaded with wasmtime through waPC
 //! (wasmtime-provider, WASI), `validate_settings`, then `validate` with Kubewarden's payloads;
 //! the guest's `ValidationResponse` turned into the AdmissionResponse kwctl prints (the patch is
-//! `json_patch::diff` of the request's object and the returned one), then the policy's mode,
-//! `mutating` and `message` applied as policy-evaluator's `AdmissionResponseHandler` applies them.
+//! `json_patch::diff` of the request's object and the returned one), then the policy's mode
+//! and `mutating` applied as policy-evaluator's `AdmissionResponseHandler` applies them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -55,7 +55,7 @@ impl AdmissionRequest {
 }
 
 /// The AdmissionResponse kwctl prints, its fields in kwctl's order.
-#[derive(Serialize, Deserialize, Debug, PartialEq, Default)]
+#[derive(Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct AdmissionResponse {
     pub uid: String,
@@ -70,7 +70,7 @@ pub struct AdmissionResponse {
     pub warnings: Option<Vec<String>>,
 }
 
-#[derive(Serialize, Deserialize, Debug, PartialEq, Default)]
+#[derive(Serialize, Default)]
 pub struct Status {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,

@@ -1,8 +1,7 @@
-//! The OCI lookups (`oci/v1/oci_manifest`, `oci/v1/oci_manifest_config`,
-//! `oci/v1/manifest_digest`) against real registries with oci-client, answered as Kubewarden's
-//! host answers them: the manifest re-serialized from oci-client's types (not the registry's
-//! bytes), short names normalized (`busybox` is `docker.io/library/busybox:latest`), errors worded
-//! as policy-fetcher words them. Anonymous pulls; a source listed under `insecure_sources` in
+//! The OCI lookups (`oci/v1/oci_manifest`, `oci/v1/oci_manifest_config`) against real registries
+//! with oci-client, answered as Kubewarden's host answers them: the manifest re-serialized from
+//! oci-client's types (not the registry's bytes), short names normalized (`busybox` is
+//! `docker.io/library/busybox:latest`), errors worded as policy-fetcher words them. Anonymous pulls; a source listed under `insecure_sources` in
 //! `--sources-path` is spoken to over plain HTTP (kwctl first tries HTTPS, then HTTPS without
 //! verification, then HTTP: the answer and the last error are the same).
 
@@ -94,15 +93,6 @@ impl Registry {
         let pull = client.pull_manifest(&reference, &RegistryAuth::Anonymous);
         let (manifest, _digest) = self.runtime.block_on(pull).map_err(registry_error)?;
         Ok(serde_json::to_vec(&manifest)?)
-    }
-
-    pub fn manifest_digest(&self, image: &str) -> Result<Vec<u8>> {
-        let (reference, client) = self.client(image)?;
-        let fetch = client.fetch_manifest_digest(&reference, &RegistryAuth::Anonymous);
-        let digest = self.runtime.block_on(fetch).map_err(registry_error)?;
-        Ok(serde_json::to_vec(
-            &serde_json::json!({ "digest": digest }),
-        )?)
     }
 
     /// `{"manifest":..,"digest":..,"config":..}` (policy-evaluator's `ManifestAndConfigResponse`).

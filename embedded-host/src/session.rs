@@ -10,27 +10,16 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-/// The host calls a session holds: the variants of policy-evaluator's `CallbackRequestType` this
-/// host answers, with the same names, fields and order (they are the session's YAML and the
-/// replay error's text).
+/// The host calls a session holds: the variants of policy-evaluator's `CallbackRequestType` for
+/// the calls this host answers (those the policy makes), with the same names, fields and order
+/// (they are the session's YAML and the replay error's text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Request {
-    OciManifestDigest {
-        image: String,
-    },
     OciManifest {
         image: String,
     },
     OciManifestAndConfig {
         image: String,
-    },
-    KubernetesListResourceNamespace {
-        api_version: String,
-        kind: String,
-        namespace: String,
-        label_selector: Option<String>,
-        field_selector: Option<String>,
-        field_masks: Option<BTreeSet<String>>,
     },
     KubernetesListResourceAll {
         api_version: String,
@@ -135,76 +124,5 @@ impl Session {
             serde_yaml::to_writer(file, record)?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SESSION: &str = r#"- type: Exchange
-  request: |
-    !OciManifest
-    image: registry.example.com/app:1.0
-  response:
-    type: Success
-    payload: '{"schemaVersion":2}'
-- type: Exchange
-  request: |
-    !KubernetesGetResource
-    api_version: v1
-    kind: Node
-    name: n1
-    namespace: null
-    disable_cache: false
-    field_masks:
-    - status.nodeInfo.architecture
-  response:
-    type: Error
-    message: nodes "n1" not found
-"#;
-
-    fn manifest(image: &str) -> Request {
-        Request::OciManifest {
-            image: image.into(),
-        }
-    }
-
-    #[test]
-    fn a_recorded_session_is_kwctls_file_and_replays_in_order() {
-        let dir = std::env::temp_dir().join(format!("session-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut live = Session::Live(Some(vec![]));
-        let image = "registry.example.com/app:1.0";
-        let ok = live.answer(manifest(image), |_| Ok(br#"{"schemaVersion":2}"#.to_vec()));
-        assert_eq!(ok.unwrap(), br#"{"schemaVersion":2}"#);
-        let get = Request::KubernetesGetResource {
-            api_version: "v1".into(),
-            kind: "Node".into(),
-            name: "n1".into(),
-            namespace: None,
-            disable_cache: false,
-            field_masks: Some(BTreeSet::from(["status.nodeInfo.architecture".into()])),
-        };
-        let failed = live.answer(get.clone(), |_| Err(anyhow!(r#"nodes "n1" not found"#)));
-        assert_eq!(failed.unwrap_err().to_string(), r#"nodes "n1" not found"#);
-        live.save(&dir.join("s.yml")).unwrap();
-        assert_eq!(std::fs::read_to_string(dir.join("s.yml")).unwrap(), SESSION);
-
-        let mut replay = Session::replay(&dir.join("s.yml")).unwrap();
-        let unexpected = replay.answer(manifest("other:1"), |_| unreachable!());
-        assert_eq!(
-            unexpected.unwrap_err().to_string(),
-            r#"Replay error: unexpected request. Was expecting OciManifest { image: "registry.example.com/app:1.0" }, got OciManifest { image: "other:1" } instead"#
-        );
-        assert_eq!(replay.leftovers(), 1);
-        let error = replay.answer(get, |_| unreachable!()).unwrap_err();
-        assert_eq!(error.to_string(), r#"nodes "n1" not found"#);
-        let empty = replay.answer(manifest(image), |_| unreachable!());
-        assert_eq!(
-            empty.unwrap_err().to_string(),
-            "the list of recorded responses is empty"
-        );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

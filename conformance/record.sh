@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# `make conformance-record`: records the conformance corpus (conformance/cases/) with kwctl
+# >= 1.35 (KWCTL, default .tools/bin/kwctl), then shows what changed (git diff --stat; the
+# whole diff with DIFF=1). Needs annotated-policy.wasm, the trivial module and the registry
+# fixtures (the Makefile target builds them). See conformance/README.md.
+#
+# Each case: the request, kwctl's flags (settings included), the host calls kwctl made and their
+# answers (recorded against the local registry and the fault registry with
+# --record-host-capabilities-interactions, or, for the Kubernetes calls, the session given to
+# kwctl with --replay-host-capabilities-interactions: there is no cluster here), and what kwctl
+# printed: its exit code, its stdout line, and its error line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KWCTL=$(realpath "${KWCTL:-.tools/bin/kwctl}")
+TRIVIAL=${TRIVIAL:-target/wasm32-wasip1/release/trivial_policy.wasm}
+CASES=conformance/cases
+"$KWCTL" --version | grep -q . || { echo "record.sh: no kwctl at $KWCTL" >&2; exit 1; }
+
+source e2e/registry.bash
+source e2e/faults.bash
+source e2e/requests.bash
+source e2e/nodes.bash
+unset REGISTRY REGISTRY_PID REGISTRY_DIR SOURCES DIGESTS_FILE
+trap 'faults_stop; registry_stop' EXIT
+registry_start
+registry_seed >/dev/null
+faults_start
+DEAD="127.0.0.1:$(free_port)"
+WORK=$(mktemp -d)
+printf 'insecure_sources: ["%s", "%s", "%s"]\n' "$REGISTRY" "$FAULTS" "$DEAD" >"$WORK/sources.yml"
+REQUEST="$WORK/request.json"
+
+# The corpus names the three registries by fixed addresses of the same length as the live ones
+# (5-digit ports), so that a message cut to fit is cut alike.
+placeholders() {
+  sed -e "s/${REGISTRY//./\\.}/127.0.0.1:55001/g" -e "s/${FAULTS//./\\.}/127.0.0.1:55002/g" \
+    -e "s/${DEAD//./\\.}/127.0.0.1:55003/g"
+}
+
+rm -rf "$CASES.new"
+mkdir -p "$CASES.new"
+
+# record NAME DESCRIPTION [--trivial|--manifest FILE] [--session FILE] [FLAG...]: runs kwctl on
+# $REQUEST with FLAGs and writes case NAME. --session: the session kwctl replays (Kubernetes
+# calls), else kwctl records the registry lookups it makes. The module: the annotated policy,
+# the trivial module, or a ClusterAdmissionPolicy manifest whose `module:` is the annotated policy.
+record() {
+  local name=$1 description=$2 module=annotated-policy.wasm kind=policy session="" dir="$CASES.new/$1"
+  shift 2
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --trivial) module=$TRIVIAL kind=trivial; shift ;;
+      --manifest) kind=manifest; module="$WORK/manifest.yaml"
+        sed "s|MODULE|file://$PWD/annotated-policy.wasm|" "$2" >"$module"; shift 2 ;;
+      --session) session=$2; shift 2 ;;
+      *) break ;;
+    esac
+  done
+  mkdir -p "$dir"
+  local host_calls=(--record-host-capabilities-interactions "$WORK/session.yml")
+  [ -z "$session" ] || host_calls=(--replay-host-capabilities-interactions "$session")
+  rm -f "$WORK/session.yml"
+  local status=0
+  "$KWCTL" run --request-path "$REQUEST" --sources-path "$WORK/sources.yml" "${host_calls[@]}" \
+    "$@" "$module" >"$WORK/stdout" 2>"$WORK/stderr" || status=$?
+  local live=true
+  [ -z "$session" ] || live=false
+  placeholders <"$REQUEST" | jq . >"$dir/request.json"
+  # No session file when kwctl stopped before evaluating (an empty session is `[]`).
+  [ -n "$session" ] || session="$WORK/session.yml"
+  if [ -f "$session" ]; then placeholders <"$session"; else echo '[]'; fi >"$dir/session.yml"
+  [ "$kind" != manifest ] || sed "s|file://$PWD/annotated-policy.wasm|MODULE|" "$module" >"$dir/manifest.yaml"
+  jq -n --arg d "$description" --arg kind "$kind" --argjson live "$live" \
+    --args '{description: $d, module: $kind, live: $live, flags: $ARGS.positional}' \
+    -- "$@" | placeholders >"$dir/case.json"
+  jq -n --argjson exit "$status" --arg stdout "$(placeholders <"$WORK/stdout")" \
+    --arg error "$(grep -m 1 '^Error: ' "$WORK/stderr" | placeholders || true)" \
+    '{exit: $exit, stdout: $stdout, error: $error}' >"$dir/kwctl.json"
+  echo "recorded $name: exit $status"
+}
+
+R=$REGISTRY F=$FAULTS
+S="$WORK/replay.yml"
+
+# ---- pins, from index entries, Docker lists, configs, variants, Windows entries ----
+pod_request "$(containers "$R/multi/oci-index:1.0")"
+record pin-oci-index "An OCI index with attestation entries: pinned to amd64 and arm64"
+pod_request "$(containers "$R/multi/docker-list:1.0" "$R/multi/oci-index:1.0")"
+record pin-docker-list-and-index "A Docker manifest list and an OCI index: pinned to the architectures both run on"
+pod_request "$(containers "$R/single/arm64-oci:1.0" "$R/multi/oci-index:1.0" "$R/multi/oci-index:1.0")"
+record pin-single-platform-config "A single-platform OCI manifest: its platform from the config (oci_manifest_config); one lookup per distinct image"
+pod_request "$(containers "$R/single/amd64-docker:1.0")"
+record pin-docker-schema2-config "A Docker schema 2 manifest: amd64 from its config"
+pod_request "$(containers "$R/single/armv7:1.0")"
+record pin-variant-armv7 "An arm/v7-only image: pinned to arm"
+pod_request "$(containers "$R/multi/oci-index@$MULTI_OCI_INDEX_DIGEST" "$R/single/arm64-oci:1.0@$SINGLE_ARM64_OCI_DIGEST")"
+record pin-by-digest "References by digest and by tag@digest"
+pod_request "$(containers "$R/multi/windows-linux:1.0" | jq -c '. + {os: {name: "windows"}}')"
+record pin-windows-pod "A Windows Pod counts the windows entries"
+pod_request "$(containers "$R/multi/empty-os:1.0")"
+record pin-empty-os "Index entries with an empty os string count for every OS"
+pod_request "$(containers "$R/multi/oci-index:1.0" | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+  {matchExpressions: [{key: "zone", operator: "In", values: ["a"]}]}, {matchExpressions: [{key: "pool", operator: "Exists"}]}]}}}}')"
+record pin-ored-terms "Every ORed required term gains the architecture expression"
+pod_request "$(containers "$R/multi/oci-index:1.0")"
+record pin-full-settings "Preferred architecture, tolerations and schedulable architectures from the settings" \
+  --settings-json '{"schedulableArchitectures":["amd64","arm64"],"preferredArchitecture":"arm64","architectureTolerations":{"arm64":[{"key":"kubernetes.io/arch","operator":"Equal","value":"arm64","effect":"NoSchedule"}]}}'
+{ oci_windows "$R/win-both:1.0" 10.0.17763.6054 10.0.20348.2582
+  oci_windows "$R/win-2022:1.0" 10.0.20348.2527; } >"$S"
+pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$R'/win-both:1.0"},{"name":"b","image":"'$R'/win-2022:1.0"}]}'
+record pin-windows-build "pinWindowsBuild: a Windows Pod pinned to the OS build its images share (replayed Windows images)" \
+  --session "$S" --settings-json '{"pinWindowsBuild":true}'
+
+# ---- rejections and their messages ----
+pod_request "$(containers "$R/multi/windows-only:1.0" "$R/multi/oci-index:1.0")"
+record reject-windows-only-on-linux "A Windows-only image on a linux Pod: rejected, naming each image"
+pod_request "$(containers "$R/multi/s390x-only:1.0" "$R/single/arm64-oci:1.0")"
+record reject-no-common-architecture "Images sharing no architecture: rejected"
+record warn-no-common-architecture "Images sharing no architecture, onNoCommonArchitecture: accept: accepted with a warning" \
+  --settings-json '{"onNoCommonArchitecture":"accept"}'
+pod_request "$(containers "$R/multi/oci-index:1.0" | jq -c '. + {nodeSelector: {"kubernetes.io/arch": "s390x"}}')"
+record reject-node-selector-conflict "A nodeSelector on an architecture the images lack: rejected naming the conflict"
+pod_request "$(containers "$R/multi/oci-index:1.0" | jq -c '. + {nodeName: "node-1"}')"
+record accept-bound-pod "A Pod bound to a node without readNodes: accepted, no host call"
+
+# ---- failed lookups, worded as the host words them ----
+pod_request "$(containers "$R/nope/missing:1.0" "$R/single/arm64-oci:1.0")"
+record lookup-404-ignore "A missing image under ignoreImage: left out with a warning quoting the host's error"
+record lookup-404-accept "A missing image under onLookupFailure: accept: unpinned, with a warning" \
+  --settings-json '{"onLookupFailure":"accept"}'
+record lookup-404-reject "A missing image under onLookupFailure: reject: rejected" \
+  --settings-json '{"onLookupFailure":"reject"}'
+pod_request "$(containers "$DEAD/app:1.0" "$R/multi/oci-index:1.0")"
+record lookup-connection-refused "A registry that is down: the host's error, first line"
+pod_request "$(containers "$F/faults/status-401/app:1.0" "$F/faults/status-403/app:1.0" "$F/faults/status-500/app:1.0" "$R/multi/oci-index:1.0")"
+record lookup-401-403-500 "401, 403 and 500 answers under onLookupFailure: reject" \
+  --settings-json '{"onLookupFailure":"reject"}'
+pod_request "$(containers "$F/faults/not-json/app:1.0" "$F/faults/not-an-image/app:1.0" "$F/faults/oci-artifact/app:1.0" "$R/multi/oci-index:1.0")"
+record lookup-unreadable-manifests "A manifest that is not JSON, JSON that is not an image, an OCI artifact"
+pod_request "$(containers "$R/multi/no-os:1.0" "$R/multi/attestations-only:1.0" "$R/multi/empty-index:1.0" "$R/single/arm64-oci:1.0")"
+record lookup-unusable-indexes "Index entries without os (the host cannot parse them), attestations only, no entries"
+pod_request "$(containers "$R/multi/oci-index:1.0" "$R/single/arm64-oci:1.0")"
+record grant-config-refused "A host-capability grant without oci_manifest_config: that lookup refused by the host" \
+  --allowed-host-capabilities=oci/v1/oci_manifest
+record grant-oci-refused "No oci grant under onLookupFailure: reject" \
+  --allowed-host-capabilities='net/*' --settings-json '{"onLookupFailure":"reject"}'
+
+# ---- workloads ----
+spec=$(containers "$R/multi/oci-index:1.0" "$R/multi/docker-list:1.0")
+workload_request Deployment CREATE "$spec"
+record workload-deployment-validate "A Deployment under workloadTemplates: validate: accepted unchanged"
+record workload-deployment-mutate "A Deployment under workloadTemplates: mutate: its template pinned" \
+  --settings-json '{"workloadTemplates":"mutate"}'
+workload_request CronJob CREATE "$spec"
+record workload-cronjob-mutate "A CronJob's job template pinned" --settings-json '{"workloadTemplates":"mutate"}'
+workload_request StatefulSet CREATE "$(containers "$R/multi/s390x-only:1.0" "$R/single/arm64-oci:1.0")"
+record workload-reject "A StatefulSet whose images share no architecture: rejected at apply time"
+workload_request DaemonSet CREATE "$(containers "$R/single/amd64-docker:1.0")"
+record workload-daemonset-validate "A DaemonSet of amd64 images under daemonSetTemplates: validate: a warning naming arm64" \
+  --settings-json '{"schedulableArchitectures":["amd64","arm64"]}'
+record workload-daemonset-mutate "A DaemonSet of amd64 images under daemonSetTemplates: mutate: its template pinned" \
+  --settings-json '{"schedulableArchitectures":["amd64","arm64"],"daemonSetTemplates":"mutate"}'
+spec=$(containers "$R/multi/s390x-only:1.0" "$R/single/arm64-oci:1.0")
+workload_request Deployment UPDATE "$spec" "$spec"
+record workload-update-unchanged-images "A workload UPDATE that leaves images and scheduling alone: accepted, no lookup"
+
+# ---- the node-aware mode: replayed Nodes ----
+readnodes=(--allow-context-aware --settings-json '{"readNodes":true}')
+N=registry.example.com
+{ oci $N/multi:1.0 linux/amd64 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"; } >"$S"
+pod_request "$(containers $N/multi:1.0)"
+record nodes-covered "readNodes: a multi-arch Pod left unpinned after one list that selects no Node" --session "$S" "${readnodes[@]}"
+{ oci $N/amd64-only:1.0 linux/amd64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$S"
+pod_request "$(containers $N/amd64-only:1.0)"
+record nodes-pinned "readNodes: an amd64-only Pod pinned after two lists" --session "$S" "${readnodes[@]}"
+{ oci $N/s390x-only:1.0 linux/s390x
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)" "$( (amd_nodes; arm_nodes) | node_list)"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (s390x)" "$EMPTY"; } >"$S"
+pod_request "$(containers $N/s390x-only:1.0)"
+record nodes-absent-architecture "readNodes: images that run on no Node: rejected" --session "$S" "${readnodes[@]}"
+{ oci $N/arm64-only:1.0 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"; } >"$S"
+pod_request "$(containers $N/arm64-only:1.0)"
+record nodes-autoscaled-pool "readNodes: an autoscaled arm64 pool at zero Nodes: pinned" --session "$S" \
+  --allow-context-aware --settings-json '{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
+{ get_node arm-2 "$(arm_nodes | tail -n 1 | masked)"
+  oci $N/amd64-only:1.0 linux/amd64; } >"$S"
+pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$N'/amd64-only:1.0"}]}'
+record nodes-bound-wrong-node "readNodes: a Pod bound to a node of the wrong architecture: rejected" --session "$S" "${readnodes[@]}"
+{ get_node amd-1 "$(amd_nodes | head -n 1 | masked)"
+  oci $N/amd64-only:1.0 linux/amd64; } >"$S"
+audit_request amd-1 $N/amd64-only:1.0
+record nodes-audit-fitting-node "readNodes: background audit of a running Pod on a fitting node: accepted" --session "$S" "${readnodes[@]}"
+get_node_fails gone-1 'ApiError: nodes "gone-1" not found: NotFound (ErrorResponse { status: "Failure", message: "nodes \"gone-1\" not found", reason: "NotFound", code: 404 })' >"$S"
+pod_request '{"nodeName":"gone-1","containers":[{"name":"c","image":"'$N'/amd64-only:1.0"}]}'
+record nodes-missing-node "readNodes: a Pod bound to a node that cannot be read: a warning" --session "$S" "${readnodes[@]}"
+{ oci $N/amd64-only:1.0 linux/amd64
+  list_fails "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" 'Get "https://10.96.0.1:443/api/v1/nodes": dial tcp 10.96.0.1:443: connect: connection refused'; } >"$S"
+pod_request "$(containers $N/amd64-only:1.0)"
+record nodes-list-fails-reject "readNodes: a failing Node list under onLookupFailure: reject" --session "$S" \
+  --allow-context-aware --settings-json '{"readNodes":true,"onLookupFailure":"reject"}'
+{ oci $N/amd64-only:1.0 linux/amd64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$EMPTY"; } >"$S"
+record nodes-replay-mismatch "readNodes: a session that expects another selector: kwctl's replay error reaches the policy" --session "$S" "${readnodes[@]}"
+oci $N/amd64-only:1.0 linux/amd64 >"$S"
+record nodes-session-exhausted "readNodes: a session with no exchange left for the Node list: kwctl's replay error" --session "$S" "${readnodes[@]}"
+record nodes-not-allowed "readNodes without --allow-context-aware: the host refuses the Node list" --session "$S" \
+  --settings-json '{"readNodes":true}'
+
+# ---- settings refused at load ----
+pod_request "$(containers "$R/multi/oci-index:1.0")"
+record settings-weight-out-of-range "preferredArchitectureWeight 0: refused at load" --settings-json '{"preferredArchitectureWeight":0}'
+record settings-unknown-architecture "An architecture no node reports: refused at load" --settings-json '{"schedulableArchitectures":["x86_64"]}'
+record settings-unknown-field "A misspelled setting: refused at load" --settings-json '{"onLookupFailur":"accept"}'
+record settings-not-an-object "Settings that are not an object" --settings-json '[1]'
+
+# ---- the host itself: manifests, AdmissionReviews, traps ----
+pod_request "$(containers "$R/multi/oci-index:1.0")"
+cat >"$WORK/cap.yaml" <<'YAML'
+apiVersion: policies.kubewarden.io/v1
+kind: ClusterAdmissionPolicy
+metadata:
+  name: image-arch-affinity
+spec:
+  module: MODULE
+  mode: protect
+  mutating: true
+  rules: [{apiGroups: [""], apiVersions: [v1], resources: [pods], operations: [CREATE]}]
+  settings:
+    schedulableArchitectures: [amd64, arm64, s390x]
+YAML
+record manifest-mutating "A ClusterAdmissionPolicy manifest, mutating: its settings and module" --manifest "$WORK/cap.yaml"
+sed -i 's/mutating: true/mutating: false/' "$WORK/cap.yaml"
+record manifest-not-mutating "A ClusterAdmissionPolicy with mutating: false: the mutation becomes a rejection" --manifest "$WORK/cap.yaml"
+sed -i 's/mode: protect/mode: monitor/' "$WORK/cap.yaml"
+record manifest-monitor "A ClusterAdmissionPolicy in monitor mode: accepted, no patch" --manifest "$WORK/cap.yaml"
+pod_request "$(containers "$R/multi/docker-list:1.0")"
+jq '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: .}' "$REQUEST" >"$WORK/review.json"
+mv "$WORK/review.json" "$REQUEST"
+record admission-review "A whole AdmissionReview as the request"
+pod_request "$(containers "$R/multi/oci-index:1.0")"
+record trap-validate "A module that traps in validate: rejected with the trap, code 500" --trivial --settings-json '{"trap":"validate"}'
+record trap-validate-settings "A module that traps in validate_settings: the settings are not valid" --trivial --settings-json '{"trap":"validate_settings"}'
+record trivial-accept "A module that accepts without returning an object: no patch" --trivial
+
+rm -rf "$CASES"
+mv "$CASES.new" "$CASES"
+rm -rf "$WORK"
+echo "recorded $(find "$CASES" -name case.json | wc -l) cases with $("$KWCTL" --version | head -n 1)"
+git status --short -- "$CASES"
+git --no-pager diff --stat -- "$CASES"
+[ -z "${DIFF:-}" ] || git --no-pager diff -- "$CASES"
