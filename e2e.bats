@@ -340,7 +340,7 @@ readme_block() {
 
 @test "make run (the README's first command): the example Pod on this host, response and decoded patch" {
   # The command lines the README shows are the ones scripts/run-example.sh runs and prints.
-  readme_cmd=$(readme_block '^`make run` builds' | grep "^$(basename "$HOST_BIN") run ")
+  readme_cmd=$(readme_block '`make run` builds `policy.wasm`' | grep "^$(basename "$HOST_BIN") run ")
   case "$E2E_HOST" in
     kwctl) [ "$readme_cmd" = "kwctl run --request-path request.json --sources-path sources.yml annotated-policy.wasm" ] ;;
     embedded) [ "$readme_cmd" = "embedded-host run --request-path request.json --sources-path sources.yml policy.wasm" ] ;;
