@@ -18,6 +18,9 @@
 #   BENCH_KWCTL_SECONDS    kwctl bench measurement time per case, whole seconds (default 3)
 #   BENCH_CASES            the kwctl bench cases to run (default all)
 #   BENCH_OUT              results directory (default target/bench)
+#   REFERENCE_MODULE       Kubewarden's pod-privileged policy, annotated (e.g. pulled with
+#                          `kwctl pull registry://ghcr.io/kubewarden/policies/pod-privileged:v1.0.8`);
+#                          unset or absent: the trivial module stands in, and the tables say so
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -43,10 +46,10 @@ cargo build -q --target=wasm32-wasip1 --release -p trivial-policy
 TRIVIAL_MODULE="$OUT/trivial-policy-annotated.wasm"
 "$KWCTL" annotate -m trivial-policy/metadata.yml -o "$TRIVIAL_MODULE" \
   target/wasm32-wasip1/release/trivial_policy.wasm
-REFERENCE_MODULE="$ROOT/../shared/kubewarden/pod-privileged-v1.0.8-annotated.wasm"
+REFERENCE_MODULE="${REFERENCE_MODULE:-}"
 REFERENCE_NAME=pod-privileged
 if [ ! -f "$REFERENCE_MODULE" ]; then
-  echo "bench.sh: $REFERENCE_MODULE absent: the trivial module stands in for pod-privileged" >&2
+  echo "bench.sh: no REFERENCE_MODULE (${REFERENCE_MODULE:-unset}): the trivial module stands in for pod-privileged" >&2
   REFERENCE_MODULE="$TRIVIAL_MODULE"
   REFERENCE_NAME="pod-privileged (absent: trivial module)"
 fi
