@@ -10,7 +10,9 @@
 //!
 //! Of a node the policy knows only what every node carries: `kubernetes.io/arch` and
 //! `kubernetes.io/os`, and `beta.kubernetes.io/arch` / `beta.kubernetes.io/os` with the same
-//! values when the node has the beta labels (both or neither). The OS is the Pod's
+//! values when the node has the beta labels (both or neither), and those values are ones nodes
+//! report (`platform::KNOWN_ARCHITECTURES`, linux or windows): a requirement on another value
+//! matches no node, and excluding one excludes no node. The OS is the Pod's
 //! (`Constraints::read_pod`). Every other label, and the node's name, can take any value: a
 //! requirement on them restricts the architecture only when it can never be met (`zone In [a]`
 //! and `zone NotIn [a]` in one term), and then the conjunction admits no node at all.
@@ -18,7 +20,8 @@
 use serde_json::Value;
 
 use crate::platform::{
-    self, Architectures, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, KNOWN_ARCHITECTURES, OS_LABEL,
+    self, Architectures, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, KNOWN_ARCHITECTURES,
+    NODE_OPERATING_SYSTEMS, OS_LABEL,
 };
 
 /// The labels every node has (the beta ones with the same values, when the node has them).
@@ -141,9 +144,17 @@ impl Test {
         }
     }
 
-    /// The architectures (values of an architecture label every node has) that pass.
+    /// The architectures (values of an architecture label every node has) that pass. Only the
+    /// values nodes report count (`KNOWN_ARCHITECTURES`): `In [x86 64]` admits no node, and
+    /// `NotIn [x86 64]` excludes none, as the scheduler finds.
     fn architectures(&self) -> Admits {
-        let set = |values: &[String]| values.iter().cloned().collect();
+        let set = |values: &[String]| {
+            values
+                .iter()
+                .filter(|v| KNOWN_ARCHITECTURES.contains(&v.as_str()))
+                .cloned()
+                .collect()
+        };
         match self {
             Test::In(values) => Admits::Only(set(values)),
             Test::NotIn(values) => Admits::AllBut(set(values)),
@@ -270,9 +281,6 @@ pub struct Constraints {
     /// empty list when it has one without terms: it matches no node).
     pub terms: Option<Vec<Term>>,
 }
-
-/// The values of `kubernetes.io/os` that nodes carry.
-const NODE_OPERATING_SYSTEMS: [&str; 2] = ["linux", "windows"];
 
 impl Constraints {
     /// Reads the constraints of a Pod (or Pod template) and settles the OS of its nodes: its own
@@ -406,7 +414,11 @@ impl Constraints {
                 LINKED_LABELS.contains(&r.key.as_str()) || satisfiable(tests, true)
             }
         });
-        if !free || !passes(OS_LABEL, Some(&self.os)) {
+        // A Pod of an OS no node reports (`kubernetes.io/os: plan9`) admits no node.
+        if !free
+            || !NODE_OPERATING_SYSTEMS.contains(&self.os.as_str())
+            || !passes(OS_LABEL, Some(&self.os))
+        {
             return Admits::none();
         }
         let architecture = tests(ARCH_LABEL)

@@ -14,7 +14,7 @@ use crate::platform::{self, Architectures};
 use crate::pod;
 use crate::registry::Registry;
 use crate::resolve::{self, ImagePlatforms};
-use crate::settings::{OnLookupFailure, OnNoCommonArchitecture, Settings};
+use crate::settings::{self, OnLookupFailure, OnNoCommonArchitecture, Settings};
 use crate::tolerations;
 
 /// Annotation in which the policy records the architectures it computed.
@@ -133,6 +133,15 @@ fn decide(
     }
     let constraints = Constraints::read_pod(pod, &settings.default_operating_system);
     let os = constraints.os.clone();
+    if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
+        // No node runs that OS: no lookup can change the answer.
+        let refusal = Refusal::new(
+            format!("{PREFIX}: the {subject} asks for nodes of OS "),
+            platform::quoted(&os),
+            ", which no node reports (nodes run linux or windows)".to_string(),
+        );
+        return no_common_architecture(refusal, Vec::new(), settings);
+    }
     let resolved = resolve::resolve_images(&images, settings, registry);
 
     let mut warnings = Vec::new();
@@ -395,6 +404,16 @@ fn known_images<'a>(
 ) -> Result<Vec<&'a ImagePlatforms>, Outcome> {
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
         resolved.iter().partition(|image| image.platforms.is_ok());
+    warnings.extend(known.iter().filter(|image| !image.left_out.is_empty()).map(|image| {
+        capped(
+            &format!(
+                "{PREFIX}: image {:?}: index entries left out of the architecture decision (no node reports ",
+                image.image
+            ),
+            &image.left_out.join(", "),
+            ")",
+        )
+    }));
     if !failed.is_empty() {
         let failures = failed.iter().map(|image| {
             (
@@ -460,10 +479,16 @@ fn pin(
             })
             .collect(),
     };
+    // Only a value a node label can hold: the Pod's labels are not validated yet when mutating
+    // admission runs, and the API server would refuse the Pod for it.
     let mut labels: Vec<(String, Vec<String>)> = settings
         .match_node_labels
         .iter()
-        .filter_map(|key| pod::label(pod, key).map(|value| (key.clone(), vec![value.to_string()])))
+        .filter_map(|key| {
+            pod::label(pod, key)
+                .filter(|value| settings::check_label_value(value).is_ok())
+                .map(|value| (key.clone(), vec![value.to_string()]))
+        })
         .collect();
     if let Some(builds) = windows_builds {
         labels.push((

@@ -17,6 +17,9 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
     "ppc64le", "riscv64", "s390x", "wasm",
 ];
 
+/// The operating systems nodes report in `kubernetes.io/os`: the only OSes a Pod can run on.
+pub const NODE_OPERATING_SYSTEMS: [&str; 2] = ["linux", "windows"];
+
 /// Operating systems images are built for (Go's GOOS values).
 pub const KNOWN_OPERATING_SYSTEMS: &[&str] = &[
     "aix",
@@ -50,29 +53,82 @@ pub struct Platform {
     pub os_build: Option<String>,
 }
 
+/// What an image declares for one platform (an index entry, a config), read against what
+/// nodes report. Registry data is untrusted: only values some node can carry in its
+/// `kubernetes.io/arch`, `kubernetes.io/os` and `node.kubernetes.io/windows-build` labels make a
+/// platform, so no other value reaches a patch or a Node selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Declared {
+    /// A platform nodes can run.
+    Runnable(Platform),
+    /// No image: no architecture, or `unknown` OS or architecture (BuildKit attestations).
+    NotAnImage,
+    /// A value no node reports: an architecture that is not one of `KNOWN_ARCHITECTURES` (after
+    /// the aliases `node_architecture` folds), an OS other than linux and windows, or a Windows
+    /// `os.version` whose first three parts are not `major.minor.build` numbers. The value, for
+    /// the warning: `architecture "x86 64"`.
+    Odd(String),
+}
+
+/// Reads one declared platform: its `os`, `architecture` and `os.version` as the image names
+/// them (an `os.version` counts only where Windows nodes can run the platform).
+pub fn declared(
+    os: Option<&str>,
+    architecture: Option<&str>,
+    os_version: Option<&str>,
+) -> Declared {
+    let Some(written) = architecture else {
+        return Declared::NotAnImage;
+    };
+    let Some(architecture) = node_architecture(written) else {
+        return Declared::NotAnImage;
+    };
+    if !KNOWN_ARCHITECTURES.contains(&architecture.as_str()) {
+        return Declared::Odd(format!("architecture {}", quoted(written)));
+    }
+    let os = match os.map(str::trim) {
+        None | Some("") => None,
+        Some(unknown) if unknown.eq_ignore_ascii_case("unknown") => return Declared::NotAnImage,
+        Some(os) => match os.to_ascii_lowercase() {
+            lower if NODE_OPERATING_SYSTEMS.contains(&lower.as_str()) => Some(lower),
+            _ => return Declared::Odd(format!("os {}", quoted(os))),
+        },
+    };
+    let os_version = os_version.filter(|v| !v.trim().is_empty());
+    let os_build = match os_version {
+        Some(version) if os.as_deref() != Some("linux") => match self::os_build(version) {
+            Some(build) => Some(build),
+            None => return Declared::Odd(format!("os.version {}", quoted(version))),
+        },
+        _ => None,
+    };
+    Declared::Runnable(Platform {
+        os,
+        architecture,
+        os_build,
+    })
+}
+
+/// A value quoted for a message, its middle cut to keep it within 40 characters: one long value
+/// does not hide the others.
+pub fn quoted(value: &str) -> String {
+    let length = value.chars().count();
+    if length <= 40 {
+        return format!("{value:?}");
+    }
+    let head: String = value.chars().take(26).collect();
+    let tail: String = value.chars().skip(length - 12).collect();
+    format!("{:?}", format!("{head}…{tail}"))
+}
+
 impl Platform {
-    /// Builds a platform from the fields of an index entry or an image config. Returns `None`
-    /// for platforms nothing can run: no architecture, or `unknown` OS or architecture
-    /// (BuildKit attestations).
-    pub fn runnable(os: Option<&str>, architecture: Option<&str>) -> Option<Platform> {
-        let architecture = node_architecture(architecture?)?;
-        let os = match os.map(str::trim) {
-            None | Some("") => None,
-            Some(os) if os.eq_ignore_ascii_case("unknown") => return None,
-            Some(os) => Some(os.to_ascii_lowercase()),
-        };
-        Some(Platform {
-            os,
+    /// An architecture that runs on every OS (the setting `imagePlatforms`).
+    pub fn any_os(architecture: String) -> Platform {
+        Platform {
+            os: None,
             architecture,
             os_build: None,
-        })
-    }
-
-    /// The same platform with the OS build of `os_version` (`10.0.20348.2527` -> `10.0.20348`),
-    /// when it has one.
-    pub fn with_os_version(mut self, os_version: Option<&str>) -> Platform {
-        self.os_build = os_version.and_then(os_build);
-        self
+        }
     }
 
     /// Whether a node running `os` can run this platform.
@@ -110,10 +166,12 @@ pub fn node_architecture(architecture: &str) -> Option<String> {
 }
 
 /// The `major.minor.build` of a Windows `os.version` (what nodes carry in their
-/// `node.kubernetes.io/windows-build` label), if it has that shape.
+/// `node.kubernetes.io/windows-build` label), if it has that shape: three parts of 1 to 10
+/// digits (what follows them, such as the revision, is dropped).
 pub fn os_build(os_version: &str) -> Option<String> {
     let parts: Vec<&str> = os_version.trim().split('.').take(3).collect();
-    let numeric = |part: &&str| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit());
+    let numeric =
+        |part: &&str| (1..=10).contains(&part.len()) && part.chars().all(|c| c.is_ascii_digit());
     (parts.len() == 3 && parts.iter().all(numeric)).then(|| parts.join("."))
 }
 
@@ -156,13 +214,26 @@ mod tests {
         assert_eq!(node_architecture(""), None);
     }
 
+    fn runnable(os: Option<&str>, architecture: Option<&str>) -> Option<Platform> {
+        match declared(os, architecture, None) {
+            Declared::Runnable(platform) => Some(platform),
+            _ => None,
+        }
+    }
+
     #[test]
     fn unknown_platforms_are_not_runnable() {
-        assert_eq!(Platform::runnable(Some("unknown"), Some("unknown")), None);
-        assert_eq!(Platform::runnable(Some("unknown"), Some("amd64")), None);
-        assert_eq!(Platform::runnable(Some("linux"), None), None);
         assert_eq!(
-            Platform::runnable(None, Some("arm64")),
+            declared(Some("unknown"), Some("unknown"), None),
+            Declared::NotAnImage
+        );
+        assert_eq!(
+            declared(Some("unknown"), Some("amd64"), None),
+            Declared::NotAnImage
+        );
+        assert_eq!(declared(Some("linux"), None, None), Declared::NotAnImage);
+        assert_eq!(
+            runnable(None, Some("arm64")),
             Some(Platform {
                 os: None,
                 architecture: "arm64".into(),
@@ -172,10 +243,57 @@ mod tests {
     }
 
     #[test]
+    fn values_no_node_reports_are_odd() {
+        let odd =
+            |os: Option<&str>, arch: &str, version: Option<&str>| declared(os, Some(arch), version);
+        assert_eq!(
+            odd(Some("linux"), "s390x),pool in (zz", None),
+            Declared::Odd(r#"architecture "s390x),pool in (zz""#.into())
+        );
+        assert_eq!(
+            odd(Some("linux"), "x86 64", None),
+            Declared::Odd(r#"architecture "x86 64""#.into())
+        );
+        assert_eq!(
+            odd(Some("linux"), &format!("{}b", "a".repeat(64)), None),
+            Declared::Odd(format!("architecture \"{}…{}b\"", "a".repeat(26), "a".repeat(11)))
+        );
+        assert_eq!(
+            odd(Some("linux"), "sparc64", None),
+            Declared::Odd(r#"architecture "sparc64""#.into())
+        );
+        assert_eq!(
+            odd(Some("plan9"), "amd64", None),
+            Declared::Odd(r#"os "plan9""#.into())
+        );
+        assert_eq!(
+            odd(Some("windows"), "amd64", Some("10.0.20348),x in (y")),
+            Declared::Odd(r#"os.version "10.0.20348),x in (y""#.into())
+        );
+        assert_eq!(
+            odd(None, "amd64", Some("10.0")),
+            Declared::Odd(r#"os.version "10.0""#.into())
+        );
+        // A linux platform's os.version is never read; aliases and case fold first.
+        assert_eq!(
+            runnable(Some("Linux"), Some("x86_64")).map(|p| p.to_string()),
+            Some("linux/amd64".into())
+        );
+        assert!(matches!(
+            odd(Some("linux"), "amd64", Some("banana")),
+            Declared::Runnable(_)
+        ));
+        assert!(matches!(
+            odd(Some("windows"), "amd64", Some("10.0.20348.2527")),
+            Declared::Runnable(Platform { os_build: Some(build), .. }) if build == "10.0.20348"
+        ));
+    }
+
+    #[test]
     fn a_platform_without_os_runs_on_every_os() {
-        let any = Platform::runnable(None, Some("amd64")).unwrap();
+        let any = runnable(None, Some("amd64")).unwrap();
         assert!(any.runs_on("linux") && any.runs_on("windows"));
-        let windows = Platform::runnable(Some("Windows"), Some("amd64")).unwrap();
+        let windows = runnable(Some("Windows"), Some("amd64")).unwrap();
         assert!(!windows.runs_on("linux") && windows.runs_on("windows"));
         assert_eq!(windows.to_string(), "windows/amd64");
         assert_eq!(any.to_string(), "amd64");
@@ -188,6 +306,7 @@ mod tests {
         assert_eq!(os_build("10.0"), None);
         assert_eq!(os_build("10.0.x.1"), None);
         assert_eq!(os_build(""), None);
+        assert_eq!(os_build("10.0.12345678901"), None);
     }
 
     #[test]

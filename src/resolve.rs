@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::image::ImageRef;
-use crate::platform::Platform;
+use crate::platform::{self, Declared, Platform};
 use crate::registry::Registry;
 use crate::settings::Settings;
 use crate::sparse::Text;
@@ -19,7 +19,12 @@ pub struct ImagePlatforms {
     pub image: String,
     /// Every runnable platform of the image, or why they could not be known.
     pub platforms: Result<Vec<Platform>, String>,
+    /// The values of the entries left out because no node reports them (`architecture "x y"`).
+    pub left_out: Vec<String>,
 }
+
+/// The platforms read from one manifest, and the values of the entries left out.
+type Found = Result<(Vec<Platform>, Vec<String>), String>;
 
 /// Resolves every image (unique references, in the order given) to its platforms, with one
 /// lookup per distinct canonical reference.
@@ -28,7 +33,7 @@ pub fn resolve_images(
     settings: &Settings,
     registry: &mut dyn Registry,
 ) -> Vec<ImagePlatforms> {
-    let mut by_lookup: BTreeMap<String, Result<Vec<Platform>, String>> = BTreeMap::new();
+    let mut by_lookup: BTreeMap<String, Found> = BTreeMap::new();
     let mut resolved: Vec<ImagePlatforms> = Vec::with_capacity(images.len());
     for &written in images {
         let platforms = match ImageRef::parse(written) {
@@ -37,14 +42,10 @@ pub fn resolve_images(
                 let canonical = reference.to_string();
                 if let Some(architectures) = settings.configured_architectures(written, &canonical)
                 {
-                    Ok(architectures
-                        .into_iter()
-                        .map(|architecture| Platform {
-                            os: None,
-                            architecture,
-                            os_build: None,
-                        })
-                        .collect())
+                    Ok((
+                        architectures.into_iter().map(Platform::any_os).collect(),
+                        Vec::new(),
+                    ))
                 } else {
                     let lookup = match settings.registry_mirrors.get(&reference.registry) {
                         Some(mirror) => reference.mirrored(mirror).to_string(),
@@ -67,22 +68,31 @@ pub fn resolve_images(
                 }
             }
         };
+        let (platforms, left_out) = match platforms {
+            Ok((platforms, left_out)) => (Ok(platforms), left_out),
+            Err(reason) => (Err(reason), Vec::new()),
+        };
         resolved.push(ImagePlatforms {
             image: written.to_string(),
             platforms,
+            left_out,
         });
     }
     resolved
 }
 
-/// The runnable platforms of one image, from the registry.
-pub fn lookup_platforms(image: &str, registry: &mut dyn Registry) -> Result<Vec<Platform>, String> {
+/// The runnable platforms of one image, from the registry, and the values of the entries left
+/// out.
+pub fn lookup_platforms(image: &str, registry: &mut dyn Registry) -> Found {
     let raw = registry.manifest(image).map_err(host_error)?;
     match parse_manifest(&raw)? {
-        Manifest::Platforms(platforms) => Ok(platforms),
+        Manifest::Platforms {
+            platforms,
+            left_out,
+        } => Ok((platforms, left_out)),
         Manifest::Single => {
             let raw = registry.manifest_and_config(image).map_err(host_error)?;
-            platform_from_config(&raw).map(|platform| vec![platform])
+            platform_from_config(&raw).map(|platform| (vec![platform], Vec::new()))
         }
     }
 }
@@ -90,8 +100,12 @@ pub fn lookup_platforms(image: &str, registry: &mut dyn Registry) -> Result<Vec<
 /// A manifest as far as the policy cares.
 #[derive(Debug, PartialEq)]
 pub enum Manifest {
-    /// An index or manifest list (its runnable entries), or a schema 1 manifest.
-    Platforms(Vec<Platform>),
+    /// An index or manifest list (its runnable entries, and the values of the entries left out
+    /// because no node reports them), or a schema 1 manifest.
+    Platforms {
+        platforms: Vec<Platform>,
+        left_out: Vec<String>,
+    },
     /// A single-platform manifest: the platform is in its config.
     Single,
 }
@@ -170,32 +184,58 @@ pub fn parse_manifest(raw: &[u8]) -> Result<Manifest, String> {
         .map_err(|e| format!("the registry's answer is not a manifest: {e}"))?;
     if let Some(entries) = manifest.manifests {
         let total = entries.len();
-        let mut platforms: Vec<Platform> = entries
+        let (mut platforms, mut left_out) = (Vec::new(), Vec::new());
+        for platform in entries
             .into_iter()
             .filter(|entry| !entry.annotations.0)
-            .filter_map(|entry| {
-                let platform = entry.platform?;
-                Platform::runnable(platform.os.as_deref(), platform.architecture.as_deref())
-                    .map(|p| p.with_os_version(platform.os_version.as_deref()))
-            })
-            .collect();
+            .filter_map(|entry| entry.platform)
+        {
+            match platform::declared(
+                platform.os.as_deref(),
+                platform.architecture.as_deref(),
+                platform.os_version.as_deref(),
+            ) {
+                Declared::Runnable(platform) => platforms.push(platform),
+                Declared::Odd(value) => left_out.push(value),
+                Declared::NotAnImage => {}
+            }
+        }
         platforms.sort();
         platforms.dedup();
+        left_out.sort();
+        left_out.dedup();
         if platforms.is_empty() {
             return Err(if total == 0 {
                 "the image index has no entries".to_string()
+            } else if !left_out.is_empty() {
+                format!(
+                    "the image index has no entry a node can run (no node reports {})",
+                    left_out.join(", ")
+                )
             } else {
                 format!("the image index has no runnable entry (its {total} entries are attestations or of unknown platform)")
             });
         }
-        return Ok(Manifest::Platforms(platforms));
+        return Ok(Manifest::Platforms {
+            platforms,
+            left_out,
+        });
     }
     if manifest.config.is_some() {
         return Ok(Manifest::Single);
     }
     if manifest.schema_version == Some(1) {
-        if let Some(platform) = Platform::runnable(None, manifest.architecture.as_deref()) {
-            return Ok(Manifest::Platforms(vec![platform]));
+        match platform::declared(None, manifest.architecture.as_deref(), None) {
+            Declared::Runnable(platform) => {
+                return Ok(Manifest::Platforms {
+                    platforms: vec![platform],
+                    left_out: Vec::new(),
+                })
+            }
+            Declared::Odd(value) => {
+                return Err(format!("the manifest names {value}, which no node reports"))
+            }
+            Declared::NotAnImage => {}
         }
     }
     Err("the registry's answer is neither an image manifest nor an image index".to_string())
@@ -211,12 +251,17 @@ struct RawManifestAndConfig<'a> {
 pub fn platform_from_config(raw: &[u8]) -> Result<Platform, String> {
     let answer: RawManifestAndConfig = serde_json::from_slice(raw)
         .map_err(|e| format!("the registry's answer has no image config: {e}"))?;
-    Platform::runnable(
+    match platform::declared(
         answer.config.os.as_deref(),
         answer.config.architecture.as_deref(),
-    )
-    .map(|p| p.with_os_version(answer.config.os_version.as_deref()))
-    .ok_or_else(|| "the image config names no runnable architecture".to_string())
+        answer.config.os_version.as_deref(),
+    ) {
+        Declared::Runnable(platform) => Ok(platform),
+        Declared::Odd(value) => Err(format!(
+            "the image config names {value}, which no node reports"
+        )),
+        Declared::NotAnImage => Err("the image config names no runnable architecture".to_string()),
+    }
 }
 
 /// The host's error text, without the waPC prefix.
@@ -233,7 +278,9 @@ mod tests {
 
     fn platforms(raw: &str) -> Vec<String> {
         match parse_manifest(raw.as_bytes()).unwrap() {
-            Manifest::Platforms(list) => list.iter().map(ToString::to_string).collect(),
+            Manifest::Platforms { platforms, .. } => {
+                platforms.iter().map(ToString::to_string).collect()
+            }
             Manifest::Single => vec!["single".into()],
         }
     }
@@ -261,7 +308,10 @@ mod tests {
             platforms(raw),
             ["linux/arm", "linux/s390x", "windows/amd64"]
         );
-        let Manifest::Platforms(list) = parse_manifest(raw.as_bytes()).unwrap() else {
+        let Manifest::Platforms {
+            platforms: list, ..
+        } = parse_manifest(raw.as_bytes()).unwrap()
+        else {
             panic!("an index");
         };
         assert_eq!(list[2].os_build.as_deref(), Some("10.0.17763"));

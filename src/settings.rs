@@ -363,7 +363,8 @@ pub fn check_label_key(key: &str) -> Result<(), String> {
     }
 }
 
-fn check_label_value(value: &str) -> Result<(), String> {
+/// A Kubernetes label value: at most 63 characters, alphanumerics with `-`, `_` and `.` inside.
+pub fn check_label_value(value: &str) -> Result<(), String> {
     let ok = value.is_empty()
         || (value.len() <= 63
             && value.starts_with(|c: char| c.is_ascii_alphanumeric())
