@@ -1,7 +1,7 @@
-//! The decision on one Pod or Pod template, the same for both: read its images and the
-//! constraints on its nodes (`constraint`), decide from them, and edit it (`affinity`,
-//! `tolerations`). Also the decision's types and the messages' shapes. Plain Rust over plain
-//! data: `policy` routes requests here, `workload` finds the templates.
+//! The decision on one Pod or Pod template, the same for both, in the README's steps (`decide`):
+//! read its images and the constraints on its nodes (`constraint`), decide from them, and edit
+//! it (`affinity`, `tolerations`); the texts are `message`'s. Plain Rust over plain data:
+//! `policy` routes requests here, `workload` finds the templates.
 
 use serde_json::Value;
 
@@ -9,6 +9,7 @@ use crate::affinity;
 use crate::cluster::Cluster;
 use crate::constraint::{Admits, Constraints};
 use crate::edit;
+use crate::message::{self, Failure, Refusal};
 use crate::nodes::{self, Builds, Schedulable};
 use crate::platform::{self, Architectures};
 use crate::pod;
@@ -21,8 +22,8 @@ use crate::tolerations;
 pub const ARCHITECTURES_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/architectures";
 /// Pod annotation that names the preferred architecture, overriding the setting.
 pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
-/// Prefix of every message and warning, so users know where it comes from.
-pub const PREFIX: &str = "image-arch-affinity";
+pub(crate) use crate::message::capped;
+pub use crate::message::PREFIX;
 
 const PREFERRED_PATH: [&str; 3] = [
     "affinity",
@@ -111,173 +112,78 @@ fn decide(
     cluster: &mut dyn Cluster,
     learnt: &mut Decided,
 ) -> Outcome {
-    if !pod.is_object() || !pod["spec"].is_object() {
-        return Outcome::Unchanged(Vec::new());
-    }
-    // A Pod bound to a node (or a DaemonSet's, which targets one) is checked against that node
-    // when Nodes are read, and left alone otherwise.
-    let bound = match pod::skip_reason(pod) {
-        None => None,
-        Some(_) => match pod::bound_node(pod).filter(|_| settings.read_nodes) {
-            Some(node) => Some(node.to_string()),
-            None => return Outcome::Unchanged(Vec::new()),
-        },
-    };
-    let images = pod::images(pod);
-    if images.is_empty() {
-        return Outcome::Unchanged(Vec::new());
-    }
-    if let Some(node) = bound {
-        let os = pod::operating_system(pod, &settings.default_operating_system);
-        return decide_bound(&images, &node, os, subject, settings, registry, cluster);
-    }
+    steps(pod, subject, settings, registry, cluster, learnt).unwrap_or_else(|outcome| outcome)
+}
+
+/// The README's steps ("What it does"), each a function that either gives what the next one
+/// needs or settles the outcome (the error).
+fn steps(
+    pod: &mut Value,
+    subject: &str,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
+    learnt: &mut Decided,
+) -> Result<Outcome, Outcome> {
+    // 1. Skip what the policy does not place; check a bound Pod against its node.
+    let images = placed_by_scheduler(pod, subject, settings, registry, cluster)?;
+    // 2, 5. The OS, and every constraint on the Pod's nodes.
     let constraints = Constraints::read_pod(pod, &settings.default_operating_system);
     let os = constraints.os.clone();
     if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
         // No node runs that OS: no lookup can change the answer.
-        let refusal = Refusal::new(
-            format!("{PREFIX}: the {subject} asks for nodes of OS "),
-            platform::quoted(&os),
-            ", which no node reports (nodes run linux or windows)".to_string(),
-        );
-        return no_common_architecture(refusal, Vec::new(), settings);
+        return Err(refuse(
+            message::no_node_os(&os, subject),
+            &mut Vec::new(),
+            settings,
+        ));
     }
-    let resolved = resolve::resolve_images(&images, settings, registry);
-
+    // 3, 4. What every image runs on.
     let mut warnings = Vec::new();
-    let known = match known_images(&resolved, subject, settings, &mut warnings) {
-        Ok(known) => known,
-        Err(outcome) => return outcome,
-    };
-
-    let image_common = match image_architectures(&known, &os, subject) {
-        Ok(common) => common,
-        Err(refusal) => return no_common_architecture(refusal, warnings, settings),
-    };
+    let resolved = resolve::resolve_images(&images, settings, registry);
+    let known = known_images(&resolved, subject, settings, &mut warnings)?;
+    let image_common = image_architectures(&known, &os, subject)
+        .map_err(|refusal| refuse(refusal, &mut warnings, settings))?;
+    // 6. The architectures the cluster has, and where the Pod may finally run.
     let admits = constraints.admits();
-    let schedulable = if settings.read_nodes {
-        let read = nodes::schedulable(
-            cluster,
-            &os,
-            &image_common,
-            &admits,
-            &settings.autoscaled(&os),
-        );
-        match read {
-            Ok(schedulable) => schedulable,
-            Err(cause) => match settings.on_lookup_failure {
-                OnLookupFailure::Reject => {
-                    return Outcome::Rejected(
-                        format!(
-                            "{PREFIX}: cannot read the cluster's {os} Nodes: {} (setting onLookupFailure: reject)",
-                            one_line(&cause, 300)
-                        ),
-                        warnings,
-                    )
-                }
-                OnLookupFailure::Accept => {
-                    warnings.push(warning(
-                        format!("{PREFIX}: the {subject} was not pinned to an architecture because the cluster's Nodes could not be read: "),
-                        &cause,
-                    ));
-                    return Outcome::Unchanged(warnings);
-                }
-                OnLookupFailure::IgnoreImage => {
-                    warnings.push(warning(
-                        format!("{PREFIX}: the cluster's Nodes could not be read, so the {subject} is pinned to every architecture its images run on: "),
-                        &cause,
-                    ));
-                    Schedulable::configured(Architectures::new())
-                }
-            },
-        }
-    } else {
-        Schedulable::configured(settings.schedulable())
-    };
+    let schedulable = schedulable(
+        cluster,
+        &os,
+        &image_common,
+        &admits,
+        subject,
+        settings,
+        &mut warnings,
+    )?;
     learnt.schedulable = Some(schedulable.architectures.clone());
     let Common {
         images: image_common,
         runnable: common,
-    } = match within_schedulable(image_common, &schedulable, &os, subject) {
-        Ok(common) => common,
-        Err(refusal) => return no_common_architecture(refusal, warnings, settings),
-    };
+    } = within_schedulable(image_common, &schedulable, &os, subject)
+        .map_err(|refusal| refuse(refusal, &mut warnings, settings))?;
     learnt.architectures = Some(common.clone());
     learnt.admits = Some(admits.clone());
-    // Where the Pod may finally run: what its own constraints admit of what every image runs on
-    // (within the schedulable architectures).
     let finally = admits.among(&common);
     if finally.is_empty() {
-        let refusal = explain(&constraints, subject, &image_common, &common, &schedulable);
-        return no_common_architecture(refusal, warnings, settings);
+        let refusal = message::explain(&constraints, subject, &image_common, &common, &schedulable);
+        return Err(refuse(refusal, &mut warnings, settings));
     }
-
-    if let Some(value) = pod::annotation(pod, PREFERRED_ANNOTATION) {
-        if !platform::KNOWN_ARCHITECTURES.contains(&value) {
-            // The user's value is what gets cut when the warning would exceed 256 characters.
-            warnings.push(capped(
-                &format!("{PREFIX}: annotation {PREFERRED_ANNOTATION}: "),
-                &format!("{value:?}"),
-                " is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64",
-            ));
-        }
-    }
+    // 7. The fewest edits.
+    warn_bad_preferred_annotation(pod, &mut warnings);
     let builds = if settings.pin_windows_build && os == "windows" {
-        match windows_builds(&known, &finally, subject) {
-            // With Nodes read, the builds the cluster's Windows Nodes report.
-            Ok(Some(builds)) if schedulable.from_nodes => {
-                let read = nodes::windows_builds(
-                    cluster,
-                    &finally,
-                    &builds,
-                    schedulable.nodes.as_deref(),
-                    &settings.autoscaled(&os),
-                );
-                match read {
-                    Ok(Builds::Covered) => None,
-                    Ok(Builds::Pin(found)) => Some(found),
-                    Ok(Builds::Absent {
-                        reported,
-                        unlabelled,
-                    }) => {
-                        let refusal =
-                            absent_builds(&builds, &reported, unlabelled, &finally, subject);
-                        return no_common_architecture(refusal, warnings, settings);
-                    }
-                    Err(cause) => match settings.on_lookup_failure {
-                        OnLookupFailure::Reject => {
-                            return Outcome::Rejected(
-                                format!(
-                                    "{PREFIX}: cannot read the cluster's windows Nodes: {} (setting onLookupFailure: reject)",
-                                    one_line(&cause, 300)
-                                ),
-                                warnings,
-                            )
-                        }
-                        OnLookupFailure::Accept => {
-                            warnings.push(warning(
-                                format!("{PREFIX}: the {subject} was not pinned because the cluster's Windows Nodes could not be read: "),
-                                &cause,
-                            ));
-                            return Outcome::Unchanged(warnings);
-                        }
-                        OnLookupFailure::IgnoreImage => {
-                            warnings.push(warning(
-                                format!("{PREFIX}: the cluster's Windows Nodes could not be read, so the {subject} is pinned to every OS build its images share: "),
-                                &cause,
-                            ));
-                            Some(builds)
-                        }
-                    },
-                }
-            }
-            Ok(builds) => builds,
-            Err(refusal) => return no_common_architecture(refusal, warnings, settings),
-        }
+        windows_build_pin(
+            &known,
+            &finally,
+            &schedulable,
+            subject,
+            settings,
+            cluster,
+            &mut warnings,
+        )?
     } else {
         None
     };
-    if pin(
+    let changed = pin(
         pod,
         &constraints,
         &common,
@@ -285,11 +191,149 @@ fn decide(
         &schedulable.architectures,
         builds.as_ref(),
         settings,
-    ) {
+    );
+    if changed {
         record_architectures(pod, &common);
-        Outcome::Changed(warnings)
-    } else {
-        Outcome::Unchanged(warnings)
+        return Ok(Outcome::Changed(warnings));
+    }
+    Ok(Outcome::Unchanged(warnings))
+}
+
+/// Step 1: the Pod's images when the scheduler will place it. A Pod bound to a node (or a
+/// DaemonSet's, which targets one) is checked against that node when Nodes are read (the
+/// outcome), and left alone otherwise; so is a Pod without images.
+fn placed_by_scheduler<'a>(
+    pod: &'a Value,
+    subject: &str,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
+) -> Result<Vec<&'a str>, Outcome> {
+    let unchanged = || Outcome::Unchanged(Vec::new());
+    if !pod.is_object() || !pod["spec"].is_object() {
+        return Err(unchanged());
+    }
+    let bound = match pod::skip_reason(pod) {
+        None => None,
+        Some(_) => match pod::bound_node(pod).filter(|_| settings.read_nodes) {
+            Some(node) => Some(node),
+            None => return Err(unchanged()),
+        },
+    };
+    let images = pod::images(pod);
+    if images.is_empty() {
+        return Err(unchanged());
+    }
+    if let Some(node) = bound {
+        let os = pod::operating_system(pod, &settings.default_operating_system);
+        return Err(decide_bound(
+            &images, node, os, subject, settings, registry, cluster,
+        ));
+    }
+    Ok(images)
+}
+
+/// Step 6: the architectures counted as schedulable: `schedulableArchitectures`, or, with
+/// `readNodes`, those of the cluster's Nodes (`nodes::schedulable`); Nodes that cannot be read
+/// follow `onLookupFailure` (`ignoreImage`: every architecture the images run on).
+fn schedulable(
+    cluster: &mut dyn Cluster,
+    os: &str,
+    image_common: &Architectures,
+    admits: &Admits,
+    subject: &str,
+    settings: &Settings,
+    warnings: &mut Vec<String>,
+) -> Result<Schedulable, Outcome> {
+    if !settings.read_nodes {
+        return Ok(Schedulable::configured(settings.schedulable()));
+    }
+    let read = nodes::schedulable(cluster, os, image_common, admits, &settings.autoscaled(os));
+    match read {
+        Ok(schedulable) => Ok(schedulable),
+        Err(cause) => {
+            on_lookup_failure(Failure::nodes(os, subject, cause), settings, warnings)?;
+            Ok(Schedulable::configured(Architectures::new()))
+        }
+    }
+}
+
+/// Step 7: the Windows OS builds to pin a Windows Pod to (`pinWindowsBuild`): those every image
+/// has, cut to those the cluster's Windows Nodes report with `readNodes`.
+fn windows_build_pin(
+    known: &[&ImagePlatforms],
+    finally: &Architectures,
+    schedulable: &Schedulable,
+    subject: &str,
+    settings: &Settings,
+    cluster: &mut dyn Cluster,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Architectures>, Outcome> {
+    let builds = match windows_builds(known, finally, subject) {
+        Ok(Some(builds)) => builds,
+        Ok(None) => return Ok(None),
+        Err(refusal) => return Err(refuse(refusal, warnings, settings)),
+    };
+    if !schedulable.from_nodes {
+        return Ok(Some(builds));
+    }
+    let read = nodes::windows_builds(
+        cluster,
+        finally,
+        &builds,
+        schedulable.nodes.as_deref(),
+        &settings.autoscaled("windows"),
+    );
+    match read {
+        Ok(Builds::Covered) => Ok(None),
+        Ok(Builds::Pin(found)) => Ok(Some(found)),
+        Ok(Builds::Absent {
+            reported,
+            unlabelled,
+        }) => {
+            let refusal = message::absent_builds(&builds, &reported, unlabelled, finally, subject);
+            Err(refuse(refusal, warnings, settings))
+        }
+        Err(cause) => {
+            on_lookup_failure(Failure::windows_nodes(subject, cause), settings, warnings)?;
+            Ok(Some(builds))
+        }
+    }
+}
+
+/// `onLookupFailure` applied to a read that failed (images, Nodes, Windows Nodes, a bound Pod's
+/// node): `reject` and `accept` settle the outcome; `ignoreImage` adds its warnings and lets
+/// the caller go on without what could not be read.
+fn on_lookup_failure(
+    failure: Failure,
+    settings: &Settings,
+    warnings: &mut Vec<String>,
+) -> Result<(), Outcome> {
+    match settings.on_lookup_failure {
+        OnLookupFailure::Reject => Err(Outcome::Rejected(
+            failure.rejection(),
+            std::mem::take(warnings),
+        )),
+        OnLookupFailure::Accept => {
+            warnings.extend(failure.warnings(true));
+            Err(Outcome::Unchanged(std::mem::take(warnings)))
+        }
+        OnLookupFailure::IgnoreImage => {
+            warnings.extend(failure.warnings(false));
+            Ok(())
+        }
+    }
+}
+
+/// The preferred-architecture annotation, when it names no architecture: a warning.
+fn warn_bad_preferred_annotation(pod: &Value, warnings: &mut Vec<String>) {
+    if let Some(value) = pod::annotation(pod, PREFERRED_ANNOTATION) {
+        if !platform::KNOWN_ARCHITECTURES.contains(&value) {
+            warnings.push(message::bad_preferred_annotation(
+                PREFERRED_ANNOTATION,
+                value,
+            ));
+        }
     }
 }
 
@@ -310,21 +354,10 @@ fn decide_bound(
     let node = match nodes::bound_node(cluster, name) {
         Ok(node) => node,
         Err(cause) => {
-            return match settings.on_lookup_failure {
-                OnLookupFailure::Reject => Outcome::Rejected(
-                    format!(
-                        "{PREFIX}: cannot read node {name:?}, which the {subject} is bound to: {} (setting onLookupFailure: reject)",
-                        one_line(&cause, 300)
-                    ),
-                    warnings,
-                ),
-                OnLookupFailure::Accept | OnLookupFailure::IgnoreImage => {
-                    warnings.push(warning(
-                        format!("{PREFIX}: the {subject} was not checked against node {name:?}, which could not be read: "),
-                        &cause,
-                    ));
-                    Outcome::Unchanged(warnings)
-                }
+            let failure = Failure::bound_node(name, subject, cause);
+            return match on_lookup_failure(failure, settings, &mut warnings) {
+                Err(outcome) => outcome,
+                Ok(()) => Outcome::Unchanged(warnings),
             };
         }
     };
@@ -378,7 +411,7 @@ fn decide_bound(
     if lacking.is_empty() {
         return Outcome::Unchanged(warnings);
     }
-    no_common_architecture(
+    refuse(
         Refusal::new(
             format!("{PREFIX}: the {subject} is bound to node {name:?} ({placed}), which its images have no build for: "),
             lacking.join("; "),
@@ -388,14 +421,14 @@ fn decide_bound(
                 ". Its containers would fail there with exec format error".to_string()
             },
         ),
-        warnings,
+        &mut warnings,
         settings,
     )
 }
 
-/// The images whose platforms are known, after the lookup failures were handled per
-/// `onLookupFailure` (warnings added to `warnings`); the error is the outcome when they decide
-/// it.
+/// Steps 3 and 4: the images whose platforms are known, after the lookup failures were handled
+/// per `onLookupFailure` (warnings added to `warnings`); the error is the outcome when they
+/// decide it.
 fn known_images<'a>(
     resolved: &'a [ImagePlatforms],
     subject: &str,
@@ -404,55 +437,25 @@ fn known_images<'a>(
 ) -> Result<Vec<&'a ImagePlatforms>, Outcome> {
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
         resolved.iter().partition(|image| image.platforms.is_ok());
-    warnings.extend(known.iter().filter(|image| !image.left_out.is_empty()).map(|image| {
-        capped(
-            &format!(
-                "{PREFIX}: image {:?}: index entries left out of the architecture decision (no node reports ",
-                image.image
-            ),
-            &image.left_out.join(", "),
-            ")",
-        )
-    }));
-    if !failed.is_empty() {
-        let failures = failed.iter().map(|image| {
-            (
-                image.image.as_str(),
-                image.platforms.as_ref().err().map_or("", String::as_str),
-            )
-        });
-        match settings.on_lookup_failure {
-            OnLookupFailure::Reject => {
-                let all = failures
-                    .map(|(image, cause)| format!("image {image:?}: {}", one_line(cause, 300)))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                return Err(Outcome::Rejected(
-                    format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on: {all} (setting onLookupFailure: reject)"),
-                    std::mem::take(warnings),
-                ));
-            }
-            OnLookupFailure::Accept => {
-                warnings.extend(failures.map(|(image, cause)| {
-                    warning(
-                        format!("{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: image {image:?}: "),
-                        cause,
-                    )
-                }));
-                return Err(Outcome::Unchanged(std::mem::take(warnings)));
-            }
-            OnLookupFailure::IgnoreImage => {
-                warnings.extend(failures.map(|(image, cause)| {
-                    warning(
-                        format!("{PREFIX}: image {image:?} was left out of the architecture decision because its lookup failed: "),
-                        cause,
-                    )
-                }));
-                if known.is_empty() {
-                    return Err(Outcome::Unchanged(std::mem::take(warnings)));
-                }
-            }
-        }
+    warnings.extend(
+        known
+            .iter()
+            .filter(|image| !image.left_out.is_empty())
+            .map(|image| message::left_out(image)),
+    );
+    if failed.is_empty() {
+        return Ok(known);
+    }
+    let failures: Vec<(&str, &str)> = failed
+        .iter()
+        .map(|image| {
+            let cause = image.platforms.as_ref().err().map_or("", String::as_str);
+            (image.image.as_str(), cause)
+        })
+        .collect();
+    on_lookup_failure(Failure::images(subject, &failures), settings, warnings)?;
+    if known.is_empty() {
+        return Err(Outcome::Unchanged(std::mem::take(warnings)));
     }
     Ok(known)
 }
@@ -522,105 +525,6 @@ fn pin(
     changed
 }
 
-/// Why the Pod's own constraints admit no node whose architecture runs every image: the
-/// nodeSelector, else the required terms (with the nodeSelector), each blamed for what it
-/// admits, and `schedulableArchitectures` when the images run where the Pod asks but the cluster
-/// has no such nodes. `image_common` is every architecture the images run on, `common` those of
-/// them the cluster has.
-fn explain(
-    constraints: &Constraints,
-    subject: &str,
-    image_common: &Architectures,
-    common: &Architectures,
-    schedulable: &Schedulable,
-) -> Refusal {
-    let note = &schedulable.note;
-    let os = &constraints.os;
-    let selected = constraints.selector_admits();
-    let entries = constraints
-        .selector_entries
-        .iter()
-        .map(|(key, value)| format!("{key}={value}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if selected.among(common).is_empty() {
-        let stranded = selected.among(image_common);
-        let lead = format!("{PREFIX}: the {subject}'s nodeSelector {entries} ");
-        if !stranded.is_empty() {
-            return Refusal::new(
-                lead,
-                format!("asks for {} nodes", platform::join(&stranded, ", ")),
-                format!(
-                    ", but the cluster has none ({note}); of those, its images run on: {}",
-                    platform::join(common, ", ")
-                ),
-            );
-        }
-        if selected == Admits::none() {
-            return Refusal::new(
-                lead,
-                format!("admits no {os} node of any architecture"),
-                format!("; its images all run on: {}", platform::join(common, ", ")),
-            );
-        }
-        return Refusal::new(
-            lead,
-            "asks for an architecture that its images do not run on".to_string(),
-            format!("; they all run on: {}", platform::join(common, ", ")),
-        );
-    }
-    let terms = constraints.terms.as_deref().unwrap_or_default();
-    if constraints.terms.is_some() && terms.is_empty() {
-        return Refusal::new(
-            format!("{PREFIX}: the {subject}'s required node affinity (requiredDuringSchedulingIgnoredDuringExecution) "),
-            "has no nodeSelectorTerms, so it matches no node".to_string(),
-            "; give it at least one term, or remove it".to_string(),
-        );
-    }
-    let listing = terms
-        .iter()
-        .enumerate()
-        .map(|(index, term)| {
-            if term.empty {
-                format!("term {index} has no requirement and matches no node")
-            } else {
-                format!(
-                    "term {index} admits {}",
-                    constraints.term_alone_admits(index).describe()
-                )
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    let with_selector = if selected == Admits::All {
-        String::new()
-    } else {
-        format!(" (with its nodeSelector {entries})")
-    };
-    let stranded = constraints.admits().among(image_common);
-    if stranded.is_empty() {
-        return Refusal::new(
-            format!(
-                "{PREFIX}: every required node affinity term of the {subject}{with_selector} excludes the architectures its images run on ({}): ",
-                platform::join(common, ", ")
-            ),
-            listing,
-            String::new(),
-        );
-    }
-    Refusal::new(
-        format!(
-            "{PREFIX}: every required node affinity term of the {subject}{with_selector} excludes the architectures its images run on that the cluster has nodes of ({}): ",
-            platform::join(common, ", ")
-        ),
-        listing,
-        format!(
-            ". The cluster has no {} nodes ({note})",
-            platform::join(&stranded, ", "),
-        ),
-    )
-}
-
 /// The preferred architecture: the Pod's annotation, else the setting.
 fn preferred_architecture<'a>(pod: &'a Value, settings: &'a Settings) -> Option<&'a str> {
     pod::annotation(pod, PREFERRED_ANNOTATION)
@@ -637,107 +541,11 @@ fn record_architectures(pod: &mut Value, common: &Architectures) {
     }
 }
 
-/// Kubernetes may truncate admission warnings longer than 256 characters: a warning is its
-/// lead-in and as much of the cause, on one line, as fits (at least 80 characters of it).
-const WARNING_LENGTH: usize = 256;
-
-fn warning(lead_in: String, cause: &str) -> String {
-    let lead_length = lead_in.chars().count();
-    let cause = one_line(cause, WARNING_LENGTH.saturating_sub(lead_length).max(80));
-    if lead_length + cause.chars().count() <= WARNING_LENGTH {
-        return lead_in + &cause;
-    }
-    // A long image reference (digests) shortens the lead-in, never the cause.
-    let room = WARNING_LENGTH.saturating_sub(cause.chars().count() + 1);
-    format!("{} {cause}", one_line(&lead_in, room))
-}
-
-/// A host error as one line, cut to `max` characters: its first line only (registries answer
-/// multi-line error chains and whole HTML pages, and a host run with `RUST_BACKTRACE=1` appends a
-/// `Stack backtrace:`), whitespace folded, the host's wrapper and the request URLs (they repeat
-/// the image) dropped; what is still too long is cut after its first two thirds, keeping the
-/// last third: error chains put the context first and the root cause last.
-fn one_line(text: &str, max: usize) -> String {
-    let text = text
-        .trim_start()
-        .trim_start_matches("Callback evaluation failure: ");
-    // The first line only: what follows is detail (a multi-line chain, an HTML page, the host's
-    // `Stack backtrace:`), never what an operator acts on.
-    let text = text.lines().next().unwrap_or_default();
-    let text = text.split("Stack backtrace:").next().unwrap_or_default();
-    let mut words: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        let bare = word.trim_start_matches('(');
-        if bare.starts_with("http://") || bare.starts_with("https://") {
-            // `error sending request for url (https://...): cause`: `error sending request: cause`.
-            if words.last().is_some_and(|w| w == "url") {
-                words.pop();
-                if words.last().is_some_and(|w| w == "for") {
-                    words.pop();
-                }
-            }
-            if word.ends_with("):") {
-                if let Some(last) = words.last_mut() {
-                    last.push(':');
-                }
-            }
-            continue;
-        }
-        words.push(word.to_string());
-    }
-    cut_middle(words.join(" "), max)
-}
-
-/// `line` cut to `max` characters after its first two thirds, keeping the last third.
-fn cut_middle(line: String, max: usize) -> String {
-    let length = line.chars().count();
-    if length <= max {
-        return line;
-    }
-    let tail = max.saturating_sub(3) / 3;
-    let head = max.saturating_sub(3) - tail;
-    let start: String = line.chars().take(head).collect();
-    let end: String = line.chars().skip(length - tail).collect();
-    format!("{start} … {end}")
-}
-
-/// A warning of `lead`, `middle` and `tail` that fits `WARNING_LENGTH` characters: `middle` (a
-/// listing) is cut in its middle first; if `lead` alone is too long, what comes before `tail` is
-/// cut too. `tail` (the advice, the setting at play) always survives whole.
-pub(crate) fn capped(lead: &str, middle: &str, tail: &str) -> String {
-    let tail_length = tail.chars().count();
-    let room = WARNING_LENGTH
-        .saturating_sub(lead.chars().count() + tail_length)
-        .max(40);
-    let text = format!("{lead}{}", cut_middle(middle.to_string(), room));
-    cut_middle(text, WARNING_LENGTH.saturating_sub(tail_length)) + tail
-}
-
-/// Why no architecture fits: the rejection message, in three parts so that the warning made of
-/// it (`onNoCommonArchitecture: accept`) is cut in the middle of the listing and keeps the rest.
-struct Refusal {
-    lead: String,
-    listing: String,
-    tail: String,
-}
-
-impl Refusal {
-    fn new(lead: String, listing: String, tail: String) -> Refusal {
-        Refusal {
-            lead,
-            listing,
-            tail,
-        }
-    }
-}
-
-/// No architecture both runs every image and is admitted by the Pod's own constraints: reject,
-/// or accept unchanged with a warning (`onNoCommonArchitecture: accept`).
-fn no_common_architecture(
-    refusal: Refusal,
-    mut warnings: Vec<String>,
-    settings: &Settings,
-) -> Outcome {
+/// No architecture both runs every image and is admitted by the Pod's own constraints (or the
+/// cluster's nodes): reject, or accept unchanged with a warning (`onNoCommonArchitecture:
+/// accept`). Takes the warnings gathered so far.
+fn refuse(refusal: Refusal, warnings: &mut Vec<String>, settings: &Settings) -> Outcome {
+    let mut warnings = std::mem::take(warnings);
     let Refusal {
         lead,
         listing,
@@ -813,36 +621,6 @@ fn windows_builds(
     }
 }
 
-/// No Windows Node of the architectures the Pod may run on reports a build its images share
-/// (`builds`): the rejection message, naming the builds the Nodes report.
-fn absent_builds(
-    builds: &Architectures,
-    reported: &Architectures,
-    unlabelled: usize,
-    architectures: &Architectures,
-    subject: &str,
-) -> Refusal {
-    let mut nodes = Vec::new();
-    if !reported.is_empty() {
-        nodes.push(platform::join(reported, ", "));
-    }
-    if unlabelled > 0 {
-        nodes.push(format!("unlabelled ({unlabelled})"));
-    }
-    Refusal::new(
-        format!(
-            "{PREFIX}: no Windows {} Node has an OS build of the {subject}'s images: ",
-            platform::join(architectures, ", ")
-        ),
-        format!(
-            "images {}; Nodes {}",
-            platform::join(builds, ", "),
-            nodes.join(", ")
-        ),
-        " (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes)".to_string(),
-    )
-}
-
 /// The architectures on which every known image runs for `os`; the error is the rejection
 /// message naming each image and what it has.
 fn image_architectures(
@@ -875,7 +653,7 @@ fn image_architectures(
     if common.is_empty() {
         let each = per_image
             .iter()
-            .map(|(image, architectures)| describe_image(image, architectures, os))
+            .map(|(image, architectures)| message::describe_image(image, architectures, os))
             .collect::<Vec<_>>()
             .join("; ");
         return Err(Refusal::new(
@@ -928,62 +706,4 @@ fn within_schedulable(
         images: common,
         runnable,
     })
-}
-
-fn describe_image(image: &ImagePlatforms, architectures: &Architectures, os: &str) -> String {
-    if !architectures.is_empty() {
-        return format!(
-            "{:?} runs on {}",
-            image.image,
-            platform::join(architectures, ", ")
-        );
-    }
-    let others = image
-        .platforms
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!("{:?} has no {os} build (only {others})", image.image)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn capped_warnings_keep_their_tail_whole() {
-        assert_eq!(capped("lead: ", "a, b", " (tail)"), "lead: a, b (tail)");
-        // Too long: the middle is cut first.
-        let middle = "0123456789".repeat(30);
-        let warning = capped(&"L".repeat(100), &middle, " (tail)");
-        assert_eq!(warning.chars().count(), 256);
-        assert_eq!(
-            warning,
-            format!(
-                "{}{} … {} (tail)",
-                "L".repeat(100),
-                &middle[..98],
-                &middle[300 - 48..]
-            )
-        );
-        // A lead too long for any middle is cut too, keeping 40 characters of the middle.
-        let lead = format!("{}{}", "L".repeat(200), "M".repeat(100));
-        let middle: String = (0..100).map(|i| char::from(b'0' + i % 10)).collect();
-        let warning = capped(&lead, &middle, &" T".repeat(20));
-        assert_eq!(warning.chars().count(), 256);
-        assert_eq!(
-            warning,
-            format!(
-                "{} … {}{} … {}{}",
-                "L".repeat(142),
-                "M".repeat(31),
-                &middle[..25],
-                &middle[100 - 12..],
-                " T".repeat(20)
-            )
-        );
-    }
 }

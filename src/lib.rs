@@ -18,6 +18,7 @@ pub mod constraint;
 pub mod decision;
 pub mod edit;
 pub mod image;
+pub mod message;
 pub mod nodes;
 pub mod platform;
 pub mod pod;

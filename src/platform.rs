@@ -256,7 +256,11 @@ mod tests {
         );
         assert_eq!(
             odd(Some("linux"), &format!("{}b", "a".repeat(64)), None),
-            Declared::Odd(format!("architecture \"{}…{}b\"", "a".repeat(26), "a".repeat(11)))
+            Declared::Odd(format!(
+                "architecture \"{}…{}b\"",
+                "a".repeat(26),
+                "a".repeat(11)
+            ))
         );
         assert_eq!(
             odd(Some("linux"), "sparc64", None),

@@ -1,0 +1,424 @@
+//! The policy's messages and warnings, and how they are cut: Kubernetes may truncate a warning
+//! past 256 characters, and host errors arrive as multi-line chains. Every text an operator
+//! reads is built here; `decision` decides which one applies.
+
+use crate::constraint::{Admits, Constraints};
+use crate::nodes::Schedulable;
+use crate::platform::{self, Architectures};
+use crate::resolve::ImagePlatforms;
+
+/// Prefix of every message and warning, so users know where it comes from.
+pub const PREFIX: &str = "image-arch-affinity";
+
+/// A read that failed, and how each `onLookupFailure` words it: the rejection's lead and, for
+/// each item that failed, its name in the rejection, its cause, and the lead-ins of the
+/// `accept` and `ignoreImage` warnings.
+pub(crate) struct Failure {
+    pub reject: String,
+    pub items: Vec<FailedItem>,
+}
+
+pub(crate) struct FailedItem {
+    /// `image "x": ` in a rejection that lists several, else empty.
+    pub name: String,
+    pub cause: String,
+    pub accept: String,
+    pub ignore: String,
+}
+
+impl Failure {
+    /// The rejection (`onLookupFailure: reject`): every item and its cause on one line.
+    pub fn rejection(&self) -> String {
+        let all = self
+            .items
+            .iter()
+            .map(|item| format!("{}{}", item.name, one_line(&item.cause, 300)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        format!("{}: {all} (setting onLookupFailure: reject)", self.reject)
+    }
+
+    /// The warnings of `accept` (when `accept`) or of `ignoreImage`, one per item.
+    pub fn warnings(&self, accept: bool) -> impl Iterator<Item = String> + '_ {
+        self.items.iter().map(move |item| {
+            let lead = if accept { &item.accept } else { &item.ignore };
+            warning(lead.clone(), &item.cause)
+        })
+    }
+
+    /// Images whose lookup failed (`image`, cause).
+    pub fn images(subject: &str, failed: &[(&str, &str)]) -> Failure {
+        Failure {
+            reject: format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on"),
+            items: failed
+                .iter()
+                .map(|(image, cause)| FailedItem {
+                    name: format!("image {image:?}: "),
+                    cause: cause.to_string(),
+                    accept: format!("{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: image {image:?}: "),
+                    ignore: format!("{PREFIX}: image {image:?} was left out of the architecture decision because its lookup failed: "),
+                })
+                .collect(),
+        }
+    }
+
+    /// The cluster's Nodes of `os` could not be listed.
+    pub fn nodes(os: &str, subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's {os} Nodes"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned to an architecture because the cluster's Nodes could not be read: "),
+            format!("{PREFIX}: the cluster's Nodes could not be read, so the {subject} is pinned to every architecture its images run on: "),
+        )
+    }
+
+    /// The cluster's Windows Nodes (their OS builds) could not be listed.
+    pub fn windows_nodes(subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's windows Nodes"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned because the cluster's Windows Nodes could not be read: "),
+            format!("{PREFIX}: the cluster's Windows Nodes could not be read, so the {subject} is pinned to every OS build its images share: "),
+        )
+    }
+
+    /// The node a bound Pod runs on could not be read (`accept` and `ignoreImage` alike leave
+    /// the Pod unchecked).
+    pub fn bound_node(name: &str, subject: &str, cause: String) -> Failure {
+        let unchecked = format!("{PREFIX}: the {subject} was not checked against node {name:?}, which could not be read: ");
+        Failure::one(
+            format!("{PREFIX}: cannot read node {name:?}, which the {subject} is bound to"),
+            cause,
+            unchecked.clone(),
+            unchecked,
+        )
+    }
+
+    fn one(reject: String, cause: String, accept: String, ignore: String) -> Failure {
+        Failure {
+            reject,
+            items: vec![FailedItem {
+                name: String::new(),
+                cause,
+                accept,
+                ignore,
+            }],
+        }
+    }
+}
+
+/// An image's index entries left out because no node reports their values.
+pub(crate) fn left_out(image: &ImagePlatforms) -> String {
+    capped(
+        &format!(
+            "{PREFIX}: image {:?}: index entries left out of the architecture decision (no node reports ",
+            image.image
+        ),
+        &image.left_out.join(", "),
+        ")",
+    )
+}
+
+/// A Pod that asks for nodes of an OS no node runs.
+pub(crate) fn no_node_os(os: &str, subject: &str) -> Refusal {
+    Refusal::new(
+        format!("{PREFIX}: the {subject} asks for nodes of OS "),
+        platform::quoted(os),
+        ", which no node reports (nodes run linux or windows)".to_string(),
+    )
+}
+
+/// A preferred-architecture annotation that names no architecture.
+pub(crate) fn bad_preferred_annotation(annotation: &str, value: &str) -> String {
+    // The user's value is what gets cut when the warning would exceed 256 characters.
+    capped(
+        &format!("{PREFIX}: annotation {annotation}: "),
+        &format!("{value:?}"),
+        " is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64",
+    )
+}
+
+/// Kubernetes may truncate admission warnings longer than 256 characters: a warning is its
+/// lead-in and as much of the cause, on one line, as fits (at least 80 characters of it).
+const WARNING_LENGTH: usize = 256;
+
+pub(crate) fn warning(lead_in: String, cause: &str) -> String {
+    let lead_length = lead_in.chars().count();
+    let cause = one_line(cause, WARNING_LENGTH.saturating_sub(lead_length).max(80));
+    if lead_length + cause.chars().count() <= WARNING_LENGTH {
+        return lead_in + &cause;
+    }
+    // A long image reference (digests) shortens the lead-in, never the cause.
+    let room = WARNING_LENGTH.saturating_sub(cause.chars().count() + 1);
+    format!("{} {cause}", one_line(&lead_in, room))
+}
+
+/// A host error as one line, cut to `max` characters: its first line only (registries answer
+/// multi-line error chains and whole HTML pages, and a host run with `RUST_BACKTRACE=1` appends a
+/// `Stack backtrace:`), whitespace folded, the host's wrapper and the request URLs (they repeat
+/// the image) dropped; what is still too long is cut after its first two thirds, keeping the
+/// last third: error chains put the context first and the root cause last.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let text = text
+        .trim_start()
+        .trim_start_matches("Callback evaluation failure: ");
+    // The first line only: what follows is detail (a multi-line chain, an HTML page, the host's
+    // `Stack backtrace:`), never what an operator acts on.
+    let text = text.lines().next().unwrap_or_default();
+    let text = text.split("Stack backtrace:").next().unwrap_or_default();
+    let mut words: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let bare = word.trim_start_matches('(');
+        if bare.starts_with("http://") || bare.starts_with("https://") {
+            // `error sending request for url (https://...): cause`: `error sending request: cause`.
+            if words.last().is_some_and(|w| w == "url") {
+                words.pop();
+                if words.last().is_some_and(|w| w == "for") {
+                    words.pop();
+                }
+            }
+            if word.ends_with("):") {
+                if let Some(last) = words.last_mut() {
+                    last.push(':');
+                }
+            }
+            continue;
+        }
+        words.push(word.to_string());
+    }
+    cut_middle(words.join(" "), max)
+}
+
+/// `line` cut to `max` characters after its first two thirds, keeping the last third.
+fn cut_middle(line: String, max: usize) -> String {
+    let length = line.chars().count();
+    if length <= max {
+        return line;
+    }
+    let tail = max.saturating_sub(3) / 3;
+    let head = max.saturating_sub(3) - tail;
+    let start: String = line.chars().take(head).collect();
+    let end: String = line.chars().skip(length - tail).collect();
+    format!("{start} … {end}")
+}
+
+/// A warning of `lead`, `middle` and `tail` that fits `WARNING_LENGTH` characters: `middle` (a
+/// listing) is cut in its middle first; if `lead` alone is too long, what comes before `tail` is
+/// cut too. `tail` (the advice, the setting at play) always survives whole.
+pub(crate) fn capped(lead: &str, middle: &str, tail: &str) -> String {
+    let tail_length = tail.chars().count();
+    let room = WARNING_LENGTH
+        .saturating_sub(lead.chars().count() + tail_length)
+        .max(40);
+    let text = format!("{lead}{}", cut_middle(middle.to_string(), room));
+    cut_middle(text, WARNING_LENGTH.saturating_sub(tail_length)) + tail
+}
+
+/// Why no architecture fits: the rejection message, in three parts so that the warning made of
+/// it (`onNoCommonArchitecture: accept`) is cut in the middle of the listing and keeps the rest.
+pub(crate) struct Refusal {
+    pub lead: String,
+    pub listing: String,
+    pub tail: String,
+}
+
+impl Refusal {
+    pub fn new(lead: String, listing: String, tail: String) -> Refusal {
+        Refusal {
+            lead,
+            listing,
+            tail,
+        }
+    }
+}
+
+/// Why the Pod's own constraints admit no node whose architecture runs every image: the
+/// nodeSelector, else the required terms (with the nodeSelector), each blamed for what it
+/// admits, and `schedulableArchitectures` when the images run where the Pod asks but the cluster
+/// has no such nodes. `image_common` is every architecture the images run on, `common` those of
+/// them the cluster has.
+pub(crate) fn explain(
+    constraints: &Constraints,
+    subject: &str,
+    image_common: &Architectures,
+    common: &Architectures,
+    schedulable: &Schedulable,
+) -> Refusal {
+    let note = &schedulable.note;
+    let os = &constraints.os;
+    let selected = constraints.selector_admits();
+    let entries = constraints
+        .selector_entries
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if selected.among(common).is_empty() {
+        let stranded = selected.among(image_common);
+        let lead = format!("{PREFIX}: the {subject}'s nodeSelector {entries} ");
+        if !stranded.is_empty() {
+            return Refusal::new(
+                lead,
+                format!("asks for {} nodes", platform::join(&stranded, ", ")),
+                format!(
+                    ", but the cluster has none ({note}); of those, its images run on: {}",
+                    platform::join(common, ", ")
+                ),
+            );
+        }
+        if selected == Admits::none() {
+            return Refusal::new(
+                lead,
+                format!("admits no {os} node of any architecture"),
+                format!("; its images all run on: {}", platform::join(common, ", ")),
+            );
+        }
+        return Refusal::new(
+            lead,
+            "asks for an architecture that its images do not run on".to_string(),
+            format!("; they all run on: {}", platform::join(common, ", ")),
+        );
+    }
+    let terms = constraints.terms.as_deref().unwrap_or_default();
+    if constraints.terms.is_some() && terms.is_empty() {
+        return Refusal::new(
+            format!("{PREFIX}: the {subject}'s required node affinity (requiredDuringSchedulingIgnoredDuringExecution) "),
+            "has no nodeSelectorTerms, so it matches no node".to_string(),
+            "; give it at least one term, or remove it".to_string(),
+        );
+    }
+    let listing = terms
+        .iter()
+        .enumerate()
+        .map(|(index, term)| {
+            if term.empty {
+                format!("term {index} has no requirement and matches no node")
+            } else {
+                format!(
+                    "term {index} admits {}",
+                    constraints.term_alone_admits(index).describe()
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let with_selector = if selected == Admits::All {
+        String::new()
+    } else {
+        format!(" (with its nodeSelector {entries})")
+    };
+    let stranded = constraints.admits().among(image_common);
+    if stranded.is_empty() {
+        return Refusal::new(
+            format!(
+                "{PREFIX}: every required node affinity term of the {subject}{with_selector} excludes the architectures its images run on ({}): ",
+                platform::join(common, ", ")
+            ),
+            listing,
+            String::new(),
+        );
+    }
+    Refusal::new(
+        format!(
+            "{PREFIX}: every required node affinity term of the {subject}{with_selector} excludes the architectures its images run on that the cluster has nodes of ({}): ",
+            platform::join(common, ", ")
+        ),
+        listing,
+        format!(
+            ". The cluster has no {} nodes ({note})",
+            platform::join(&stranded, ", "),
+        ),
+    )
+}
+
+/// No Windows Node of the architectures the Pod may run on reports a build its images share
+/// (`builds`): the rejection message, naming the builds the Nodes report.
+pub(crate) fn absent_builds(
+    builds: &Architectures,
+    reported: &Architectures,
+    unlabelled: usize,
+    architectures: &Architectures,
+    subject: &str,
+) -> Refusal {
+    let mut nodes = Vec::new();
+    if !reported.is_empty() {
+        nodes.push(platform::join(reported, ", "));
+    }
+    if unlabelled > 0 {
+        nodes.push(format!("unlabelled ({unlabelled})"));
+    }
+    Refusal::new(
+        format!(
+            "{PREFIX}: no Windows {} Node has an OS build of the {subject}'s images: ",
+            platform::join(architectures, ", ")
+        ),
+        format!(
+            "images {}; Nodes {}",
+            platform::join(builds, ", "),
+            nodes.join(", ")
+        ),
+        " (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes)".to_string(),
+    )
+}
+
+pub(crate) fn describe_image(
+    image: &ImagePlatforms,
+    architectures: &Architectures,
+    os: &str,
+) -> String {
+    if !architectures.is_empty() {
+        return format!(
+            "{:?} runs on {}",
+            image.image,
+            platform::join(architectures, ", ")
+        );
+    }
+    let others = image
+        .platforms
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("{:?} has no {os} build (only {others})", image.image)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capped_warnings_keep_their_tail_whole() {
+        assert_eq!(capped("lead: ", "a, b", " (tail)"), "lead: a, b (tail)");
+        // Too long: the middle is cut first.
+        let middle = "0123456789".repeat(30);
+        let warning = capped(&"L".repeat(100), &middle, " (tail)");
+        assert_eq!(warning.chars().count(), 256);
+        assert_eq!(
+            warning,
+            format!(
+                "{}{} … {} (tail)",
+                "L".repeat(100),
+                &middle[..98],
+                &middle[300 - 48..]
+            )
+        );
+        // A lead too long for any middle is cut too, keeping 40 characters of the middle.
+        let lead = format!("{}{}", "L".repeat(200), "M".repeat(100));
+        let middle: String = (0..100).map(|i| char::from(b'0' + i % 10)).collect();
+        let warning = capped(&lead, &middle, &" T".repeat(20));
+        assert_eq!(warning.chars().count(), 256);
+        assert_eq!(
+            warning,
+            format!(
+                "{} … {}{} … {}{}",
+                "L".repeat(142),
+                "M".repeat(31),
+                &middle[..25],
+                &middle[100 - 12..],
+                " T".repeat(20)
+            )
+        );
+    }
+}
