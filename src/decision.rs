@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::affinity;
 use crate::cluster::Cluster;
-use crate::constraint::{Admits, Constraints};
+use crate::constraint::Constraints;
 use crate::edit;
 use crate::message::{self, Failure, Refusal};
 use crate::nodes::{self, Builds, Schedulable};
@@ -71,132 +71,180 @@ pub enum Outcome {
     Rejected(String, Vec<String>),
 }
 
-/// The outcome of `decide_pod`, with what was learnt on the way.
-#[derive(Debug, PartialEq)]
-pub struct Decided {
-    pub outcome: Outcome,
-    /// The architectures every image runs on, within the schedulable ones, when computed.
-    pub architectures: Option<Architectures>,
-    /// The architectures of the nodes the Pod (as it came) admits, when read.
-    pub admits: Option<Admits>,
-    /// The architectures counted as schedulable (empty: unknown), when the decision got there:
-    /// `schedulableArchitectures`, or those read from Nodes (`readNodes`).
-    pub schedulable: Option<Architectures>,
+/// The Pod or Pod template decided, as messages name it.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    /// `Pod`, `Pod template`.
+    pub name: &'a str,
+    /// A DaemonSet's template under `validate`: warn about the nodes its Pods will fail on.
+    pub daemon_set: bool,
 }
 
 /// Applies the policy to a Pod, or to a Pod template (an object with `metadata` and `spec`),
-/// editing it in place. `subject` names it in messages. The cluster is read only with
-/// `readNodes`.
+/// editing it in place. The cluster is read only with `readNodes`.
 pub fn decide_pod(
     pod: &mut Value,
-    subject: &str,
+    subject: Subject,
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
-) -> Decided {
-    let mut decided = Decided {
-        outcome: Outcome::Unchanged(Vec::new()),
-        architectures: None,
-        admits: None,
-        schedulable: None,
-    };
-    decided.outcome = decide(pod, subject, settings, registry, cluster, &mut decided);
-    decided
+) -> Outcome {
+    steps(pod, subject, settings, registry, cluster).unwrap_or_else(|outcome| outcome)
 }
 
-fn decide(
-    pod: &mut Value,
-    subject: &str,
-    settings: &Settings,
-    registry: &mut dyn Registry,
-    cluster: &mut dyn Cluster,
-    learnt: &mut Decided,
-) -> Outcome {
-    steps(pod, subject, settings, registry, cluster, learnt).unwrap_or_else(|outcome| outcome)
+/// What the decision knows of the Pod and its images before it looks at the cluster.
+struct Facts<'a> {
+    subject: Subject<'a>,
+    settings: &'a Settings,
+    constraints: Constraints,
+    known: Vec<&'a ImagePlatforms>,
+    /// The architectures every known image runs on for the Pod's OS.
+    image_common: Architectures,
 }
 
 /// The README's steps ("What it does"), each a function that either gives what the next one
 /// needs or settles the outcome (the error).
 fn steps(
     pod: &mut Value,
-    subject: &str,
+    subject: Subject,
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
-    learnt: &mut Decided,
 ) -> Result<Outcome, Outcome> {
     // 1. Skip what the policy does not place; check a bound Pod against its node.
-    let images = placed_by_scheduler(pod, subject, settings, registry, cluster)?;
+    let images = placed_by_scheduler(pod, subject.name, settings, registry, cluster)?;
     // 2, 5. The OS, and every constraint on the Pod's nodes.
     let constraints = Constraints::read_pod(pod, &settings.default_operating_system);
-    let os = constraints.os.clone();
-    if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
+    if !platform::NODE_OPERATING_SYSTEMS.contains(&constraints.os.as_str()) {
         // No node runs that OS: no lookup can change the answer.
-        return Err(refuse(
-            message::no_node_os(&os, subject),
-            &mut Vec::new(),
-            settings,
-        ));
+        let refusal = message::no_node_os(&constraints.os, subject.name);
+        return Err(refuse(refusal, &mut Vec::new(), settings));
     }
     // 3, 4. What every image runs on.
     let mut warnings = Vec::new();
     let resolved = resolve::resolve_images(&images, settings, registry);
-    let known = known_images(&resolved, subject, settings, &mut warnings)?;
-    let image_common = image_architectures(&known, &os, subject)
+    let known = known_images(&resolved, subject.name, settings, &mut warnings)?;
+    let image_common = image_architectures(&known, &constraints.os, subject.name)
         .map_err(|refusal| refuse(refusal, &mut warnings, settings))?;
-    // 6. The architectures the cluster has, and where the Pod may finally run.
-    let admits = constraints.admits();
-    let schedulable = schedulable(
-        cluster,
-        &os,
-        &image_common,
-        &admits,
+    let facts = Facts {
         subject,
         settings,
-        &mut warnings,
-    )?;
-    learnt.schedulable = Some(schedulable.architectures.clone());
-    let Common {
-        images: image_common,
-        runnable: common,
-    } = within_schedulable(image_common, &schedulable, &os, subject)
-        .map_err(|refusal| refuse(refusal, &mut warnings, settings))?;
-    learnt.architectures = Some(common.clone());
-    learnt.admits = Some(admits.clone());
+        constraints,
+        known,
+        image_common,
+    };
+    // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
+    if !settings.read_nodes {
+        let schedulable = Schedulable::configured(settings.schedulable());
+        return Ok(settle(pod, &facts, &schedulable, warnings));
+    }
+    settle_from_nodes(pod, &facts, cluster, warnings)
+}
+
+/// Steps 6 and 7 with `readNodes`: the decision `settle` makes for the cluster's Nodes of the
+/// Pod's OS, which `nodes::decide_from_nodes` reads no further than that decision needs. Nodes
+/// that cannot be read follow `onLookupFailure` (`ignoreImage`: every architecture the images
+/// run on counts).
+fn settle_from_nodes(
+    pod: &mut Value,
+    facts: &Facts,
+    cluster: &mut dyn Cluster,
+    mut warnings: Vec<String>,
+) -> Result<Outcome, Outcome> {
+    let settings = facts.settings;
+    let os = facts.constraints.os.as_str();
+    // A Windows Pod pinned to its images' OS builds reads every Windows Node's build.
+    let windows_builds_from_nodes = settings.pin_windows_build
+        && os == "windows"
+        && matches!(
+            windows_builds(&facts.known, &facts.image_common, facts.subject.name),
+            Ok(Some(_))
+        );
+    let mut decide = |schedulable: &Schedulable| {
+        let mut decided = pod.clone();
+        let outcome = settle(&mut decided, facts, schedulable, warnings.clone());
+        (outcome, decided)
+    };
+    let read = nodes::decide_from_nodes(
+        cluster,
+        os,
+        &facts.image_common,
+        &facts.constraints.admits(),
+        &settings.autoscaled(os),
+        windows_builds_from_nodes,
+        &mut decide,
+    );
+    match read {
+        Ok((outcome, decided)) => {
+            *pod = decided;
+            Ok(outcome)
+        }
+        Err(cause) => {
+            let failure = Failure::nodes(os, facts.subject.name, cause);
+            on_lookup_failure(failure, settings, &mut warnings)?;
+            let unknown = Schedulable::configured(Architectures::new());
+            Ok(settle(pod, facts, &unknown, warnings))
+        }
+    }
+}
+
+/// Steps 6 and 7 for a cluster whose architectures are `schedulable`'s: where the Pod may finally
+/// run (or why nowhere), and the fewest edits.
+fn settle(
+    pod: &mut Value,
+    facts: &Facts,
+    schedulable: &Schedulable,
+    mut warnings: Vec<String>,
+) -> Outcome {
+    let (subject, settings) = (facts.subject.name, facts.settings);
+    let constraints = &facts.constraints;
+    let os = &constraints.os;
+    let common = match within_schedulable(&facts.image_common, schedulable, subject) {
+        Ok(common) => common,
+        Err(refusal) => return refuse(refusal, &mut warnings, settings),
+    };
+    let admits = constraints.admits();
     let finally = admits.among(&common);
     if finally.is_empty() {
-        let refusal = message::explain(&constraints, subject, &image_common, &common, &schedulable);
-        return Err(refuse(refusal, &mut warnings, settings));
+        let refusal = message::explain(
+            constraints,
+            subject,
+            &facts.image_common,
+            &common,
+            schedulable,
+        );
+        return refuse(refusal, &mut warnings, settings);
     }
-    // 7. The fewest edits.
     warn_bad_preferred_annotation(pod, &mut warnings);
     let builds = if settings.pin_windows_build && os == "windows" {
-        windows_build_pin(
-            &known,
-            &finally,
-            &schedulable,
-            subject,
-            settings,
-            cluster,
-            &mut warnings,
-        )?
+        match windows_build_pin(facts, &finally, schedulable) {
+            Ok(builds) => builds,
+            Err(refusal) => return refuse(refusal, &mut warnings, settings),
+        }
     } else {
         None
     };
     let changed = pin(
         pod,
-        &constraints,
+        constraints,
         &common,
         &finally,
         &schedulable.architectures,
         builds.as_ref(),
         settings,
     );
+    if facts.subject.daemon_set {
+        warnings.extend(message::daemon_set(
+            admits,
+            &common,
+            &schedulable.architectures,
+        ));
+    }
     if changed {
         record_architectures(pod, &common);
-        return Ok(Outcome::Changed(warnings));
+        return Outcome::Changed(warnings);
     }
-    Ok(Outcome::Unchanged(warnings))
+    Outcome::Unchanged(warnings)
 }
 
 /// Step 1: the Pod's images when the scheduler will place it. A Pod bound to a node (or a
@@ -233,71 +281,31 @@ fn placed_by_scheduler<'a>(
     Ok(images)
 }
 
-/// Step 6: the architectures counted as schedulable: `schedulableArchitectures`, or, with
-/// `readNodes`, those of the cluster's Nodes (`nodes::schedulable`); Nodes that cannot be read
-/// follow `onLookupFailure` (`ignoreImage`: every architecture the images run on).
-fn schedulable(
-    cluster: &mut dyn Cluster,
-    os: &str,
-    image_common: &Architectures,
-    admits: &Admits,
-    subject: &str,
-    settings: &Settings,
-    warnings: &mut Vec<String>,
-) -> Result<Schedulable, Outcome> {
-    if !settings.read_nodes {
-        return Ok(Schedulable::configured(settings.schedulable()));
-    }
-    let read = nodes::schedulable(cluster, os, image_common, admits, &settings.autoscaled(os));
-    match read {
-        Ok(schedulable) => Ok(schedulable),
-        Err(cause) => {
-            on_lookup_failure(Failure::nodes(os, subject, cause), settings, warnings)?;
-            Ok(Schedulable::configured(Architectures::new()))
-        }
-    }
-}
-
 /// Step 7: the Windows OS builds to pin a Windows Pod to (`pinWindowsBuild`): those every image
-/// has, cut to those the cluster's Windows Nodes report with `readNodes`.
+/// has, cut to those the cluster's Windows Nodes report with `readNodes`; the error is the
+/// refusal when they share none, or no Node has one.
 fn windows_build_pin(
-    known: &[&ImagePlatforms],
+    facts: &Facts,
     finally: &Architectures,
     schedulable: &Schedulable,
-    subject: &str,
-    settings: &Settings,
-    cluster: &mut dyn Cluster,
-    warnings: &mut Vec<String>,
-) -> Result<Option<Architectures>, Outcome> {
-    let builds = match windows_builds(known, finally, subject) {
-        Ok(Some(builds)) => builds,
-        Ok(None) => return Ok(None),
-        Err(refusal) => return Err(refuse(refusal, warnings, settings)),
+) -> Result<Option<Architectures>, Refusal> {
+    let subject = facts.subject.name;
+    let Some(builds) = windows_builds(&facts.known, finally, subject)? else {
+        return Ok(None);
     };
-    if !schedulable.from_nodes {
+    let Some(nodes) = schedulable.nodes.as_deref() else {
         return Ok(Some(builds));
-    }
-    let read = nodes::windows_builds(
-        cluster,
-        finally,
-        &builds,
-        schedulable.nodes.as_deref(),
-        &settings.autoscaled("windows"),
-    );
-    match read {
-        Ok(Builds::Covered) => Ok(None),
-        Ok(Builds::Pin(found)) => Ok(Some(found)),
-        Ok(Builds::Absent {
+    };
+    let autoscaled = facts.settings.autoscaled("windows");
+    match nodes::windows_builds(nodes, finally, &builds, &autoscaled) {
+        Builds::Covered => Ok(None),
+        Builds::Pin(found) => Ok(Some(found)),
+        Builds::Absent {
             reported,
             unlabelled,
-        }) => {
-            let refusal = message::absent_builds(&builds, &reported, unlabelled, finally, subject);
-            Err(refuse(refusal, warnings, settings))
-        }
-        Err(cause) => {
-            on_lookup_failure(Failure::windows_nodes(subject, cause), settings, warnings)?;
-            Ok(Some(builds))
-        }
+        } => Err(message::absent_builds(
+            &builds, &reported, unlabelled, finally, subject,
+        )),
     }
 }
 
@@ -568,14 +576,6 @@ fn refuse(refusal: Refusal, warnings: &mut Vec<String>, settings: &Settings) -> 
     }
 }
 
-/// The architectures on which every known image runs.
-struct Common {
-    /// All of them.
-    images: Architectures,
-    /// Those within the schedulable architectures (all of them when those are unknown).
-    runnable: Architectures,
-}
-
 /// The Windows OS builds (`major.minor.build`) that every known image has a build for on one of
 /// `architectures`: `None` when no image says (an image with a Windows platform without
 /// `os.version` runs on any build); the error is the rejection message when they share none.
@@ -665,45 +665,22 @@ fn image_architectures(
     Ok(common)
 }
 
-/// The architectures on which every image runs (`common`), and those of them that are
-/// schedulable; the error is the rejection message when none is.
+/// The architectures on which every image runs (`common`) that are schedulable (all of them
+/// when those are unknown); the error is the refusal when none is.
 fn within_schedulable(
-    common: Architectures,
+    common: &Architectures,
     schedulable: &Schedulable,
-    os: &str,
     subject: &str,
-) -> Result<Common, Refusal> {
-    let schedulable_note = &schedulable.note;
-    let from_nodes = schedulable.from_nodes;
-    let schedulable = &schedulable.architectures;
-    if schedulable.is_empty() {
-        return Ok(Common {
-            runnable: common.clone(),
-            images: common,
-        });
+) -> Result<Architectures, Refusal> {
+    if schedulable.architectures.is_empty() {
+        return Ok(common.clone());
     }
-    let runnable: Architectures = common.intersection(schedulable).cloned().collect();
-    if runnable.is_empty() && from_nodes {
-        return Err(Refusal::new(
-            format!("{PREFIX}: the {subject}'s images all run only on "),
-            platform::join(&common, ", "),
-            format!(
-                ", but the cluster has no {os} Node of those architectures ({schedulable_note})"
-            ),
-        ));
-    }
+    let runnable: Architectures = common
+        .intersection(&schedulable.architectures)
+        .cloned()
+        .collect();
     if runnable.is_empty() {
-        return Err(Refusal::new(
-            format!("{PREFIX}: the {subject}'s images all run only on "),
-            platform::join(&common, ", "),
-            format!(
-                ", but the cluster's nodes are {} (setting schedulableArchitectures)",
-                platform::join(schedulable, ", ")
-            ),
-        ));
+        return Err(message::no_schedulable(common, schedulable, subject));
     }
-    Ok(Common {
-        images: common,
-        runnable,
-    })
+    Ok(runnable)
 }

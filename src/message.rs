@@ -72,16 +72,6 @@ impl Failure {
         )
     }
 
-    /// The cluster's Windows Nodes (their OS builds) could not be listed.
-    pub fn windows_nodes(subject: &str, cause: String) -> Failure {
-        Failure::one(
-            format!("{PREFIX}: cannot read the cluster's windows Nodes"),
-            cause,
-            format!("{PREFIX}: the {subject} was not pinned because the cluster's Windows Nodes could not be read: "),
-            format!("{PREFIX}: the cluster's Windows Nodes could not be read, so the {subject} is pinned to every OS build its images share: "),
-        )
-    }
-
     /// The node a bound Pod runs on could not be read (`accept` and `ignoreImage` alike leave
     /// the Pod unchecked).
     pub fn bound_node(name: &str, subject: &str, cause: String) -> Failure {
@@ -126,6 +116,59 @@ pub(crate) fn no_node_os(os: &str, subject: &str) -> Refusal {
         platform::quoted(os),
         ", which no node reports (nodes run linux or windows)".to_string(),
     )
+}
+
+/// The images run only where the cluster has no nodes (`schedulable`: the setting, or the Nodes
+/// read): the same sentence either way, the setting named last.
+pub(crate) fn no_schedulable(
+    common: &Architectures,
+    schedulable: &Schedulable,
+    subject: &str,
+) -> Refusal {
+    let setting = if schedulable.from_nodes {
+        schedulable.note.as_str()
+    } else {
+        "setting schedulableArchitectures"
+    };
+    Refusal::new(
+        format!("{PREFIX}: the {subject}'s images all run only on "),
+        platform::join(common, ", "),
+        format!(
+            ", but the cluster's nodes are {} ({setting})",
+            platform::join(&schedulable.architectures, ", ")
+        ),
+    )
+}
+
+/// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
+/// architecture the template admits (`admits`), those Pods crash-loop: name those architectures,
+/// among the schedulable ones when they are known (`schedulable`). Cut to fit a warning,
+/// keeping the advice.
+pub(crate) fn daemon_set(
+    admits: Admits,
+    common: &Architectures,
+    schedulable: &Architectures,
+) -> Option<String> {
+    let mut outside = admits.and(Admits::AllBut(common.clone()));
+    if !schedulable.is_empty() {
+        outside = outside.and(Admits::Only(schedulable.clone()));
+    }
+    let (lead, failing, tail) = match outside {
+        Admits::Only(failing) if failing.is_empty() => return None,
+        Admits::Only(failing) => ("the ", failing, " nodes"),
+        Admits::AllBut(fine) => ("any node whose architecture is not ", fine, ""),
+        Admits::All => ("any node whose architecture is not ", common.clone(), ""),
+    };
+    Some(capped(
+        &format!(
+            "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {lead}",
+            platform::join(common, ", ")
+        ),
+        &platform::join(&failing, ", "),
+        &format!(
+            "{tail}. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
+        ),
+    ))
 }
 
 /// A preferred-architecture annotation that names no architecture.

@@ -16,7 +16,8 @@ use serde::Deserialize;
 
 use crate::cluster::Cluster;
 use crate::constraint::Admits;
-use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL, WINDOWS_BUILD_LABEL};
+
+use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL};
 use crate::resolve::host_error;
 use crate::sparse::Text;
 
@@ -135,13 +136,55 @@ pub fn parse_node(raw: &[u8]) -> Result<Node, String> {
     Ok(node.read())
 }
 
-/// The label selector of the Nodes of `os` whose architecture is (`in`) or is not (`notin`)
-/// one of `architectures`. `notin` also selects Nodes without the label.
-pub fn selector(os: &str, operator: &str, architectures: &Architectures) -> String {
-    format!(
-        "{OS_LABEL}={os},{ARCH_LABEL} {operator} ({})",
-        platform::join(architectures, ",")
-    )
+/// The architectures a label selector may name besides the OS: the platforms Kubernetes
+/// releases its node binaries for. Every label selector the policy sends is
+/// `kubernetes.io/os=<linux|windows>`, alone or with `kubernetes.io/arch in (<X>)` or
+/// `kubernetes.io/arch notin (<X>)` for a non-empty subset X of these, in this order: never a
+/// value from a registry or from the Pod. So policy-server keeps at most
+/// 1 + 2 (2^4 - 1) = 31 watches per OS for the policy, 62 in all (`selectors`).
+pub const SELECTOR_ARCHITECTURES: [&str; 4] = ["amd64", "arm64", "ppc64le", "s390x"];
+
+/// An architecture label value no node reports, standing for any such value in the clusters
+/// `decide_from_nodes` weighs (never in an answer).
+const ANY_OTHER: &str = "x-any-other";
+
+/// Every label selector the policy can send (`SELECTOR_ARCHITECTURES`).
+pub fn selectors() -> Vec<String> {
+    let mut all = Vec::new();
+    for os in platform::NODE_OPERATING_SYSTEMS {
+        all.push(format!("{OS_LABEL}={os}"));
+        for mask in 1..(1u32 << SELECTOR_ARCHITECTURES.len()) {
+            let named: Architectures = SELECTOR_ARCHITECTURES
+                .iter()
+                .enumerate()
+                .filter(|(bit, _)| mask & (1 << bit) != 0)
+                .map(|(_, arch)| arch.to_string())
+                .collect();
+            for operator in ["in", "notin"] {
+                all.extend(selector(os, operator, &named));
+            }
+        }
+    }
+    all
+}
+
+/// The label selector of the Nodes of `os` whose architecture is (`in`) or is not (`notin`) one
+/// of those of `architectures` that selectors may name (`SELECTOR_ARCHITECTURES`); `notin`
+/// also selects Nodes without the label. None for `in` no such architecture (it would select no
+/// Node); `notin` none is every Node of `os`.
+pub fn selector(os: &str, operator: &str, architectures: &Architectures) -> Option<String> {
+    let named: Vec<&str> = SELECTOR_ARCHITECTURES
+        .into_iter()
+        .filter(|arch| architectures.contains(*arch))
+        .collect();
+    match (named.is_empty(), operator) {
+        (true, "notin") => Some(format!("{OS_LABEL}={os}")),
+        (true, _) => None,
+        (false, _) => Some(format!(
+            "{OS_LABEL}={os},{ARCH_LABEL} {operator} ({})",
+            named.join(",")
+        )),
+    }
 }
 
 /// The architectures the decision counts as schedulable, and where they come from (for
@@ -154,8 +197,7 @@ pub struct Schedulable {
     pub from_nodes: bool,
     /// Where they come from: `setting schedulableArchitectures: amd64, arm64`, or the Nodes read.
     pub note: String,
-    /// The Nodes of the Pod's OS of every image architecture the Pod admits, when they were read
-    /// (the Pod gets pinned): `windows_builds` reuses them.
+    /// Every Node of the Pod's OS, when they were read (`windows_builds` reads their builds).
     pub nodes: Option<Vec<Node>>,
 }
 
@@ -173,108 +215,148 @@ impl Schedulable {
             nodes: None,
         }
     }
+
+    /// The Nodes of `os` found of `found` (their architectures; the Nodes themselves, when they
+    /// were all read) and the `autoscaled` pools.
+    fn read(
+        os: &str,
+        found: &Architectures,
+        autoscaled: &Architectures,
+        nodes: Option<Vec<Node>>,
+    ) -> Schedulable {
+        let mut note = format!(
+            "setting readNodes: {os} Nodes found of {}",
+            if found.is_empty() {
+                "no architecture".to_string()
+            } else {
+                platform::join(found, ", ")
+            }
+        );
+        if !autoscaled.is_empty() {
+            note.push_str(&format!(
+                "; autoscaledArchitectures: {}",
+                platform::join(autoscaled, ", ")
+            ));
+        }
+        Schedulable {
+            architectures: found.union(autoscaled).cloned().collect(),
+            from_nodes: true,
+            note,
+            nodes,
+        }
+    }
 }
 
-/// The architectures a Pod of `os` whose images all run on `images` and whose own constraints
-/// admit `admits` may run on, from the cluster's Nodes and the `autoscaled` pools of that OS.
-/// Nodes whose architecture cannot be told (no label, no status) are left out. Errors are the
-/// host's (to handle per `onLookupFailure`).
+/// The architectures of Nodes. A value that is no label value (`status.nodeInfo` is free text)
+/// cannot be told and is left out; any other counts, known or not: a Node labelled with an
+/// architecture no image names is one the Pod is kept off. Node values go into messages only,
+/// never into a patch or a selector.
+fn architectures(nodes: &[Node]) -> Architectures {
+    nodes
+        .iter()
+        .filter_map(|node| node.architecture.clone())
+        .filter(|arch| crate::settings::check_label_value(arch).is_ok())
+        .collect()
+}
+
+fn list(cluster: &mut dyn Cluster, selector: &str) -> Result<Vec<Node>, String> {
+    parse_list(
+        &cluster
+            .list_nodes(selector, &FIELD_MASKS)
+            .map_err(host_error)?,
+    )
+}
+
+/// Decides for the cluster's Nodes of `os` (with the `autoscaled` pools of that OS), for a Pod
+/// whose images all run on `images` and whose own constraints admit `admits`, reading no more of
+/// them than the decision needs: `decide(schedulable)` is the decision for a cluster whose
+/// architectures are `schedulable.architectures`.
 ///
-/// The result keeps every image architecture (the pin is the same as without `readNodes`)
-/// unless no Node nor autoscaled pool of an admitted image architecture exists; it holds an
-/// architecture no image runs on only when some Node (or autoscaled pool) the Pod admits has it,
-/// which is when the Pod needs a pin.
-pub fn schedulable(
+/// The Nodes come in two lists: those of the images' architectures (`in`, of those a selector
+/// may name) and the others (`notin`). The one the Pod may land on comes first: the others,
+/// unless its own constraints admit only the images' architectures; none in the common case
+/// (multi-arch images covering the cluster), whatever its size. The second list is read only
+/// when the decision could differ between the clusters the first answer still allows: with as
+/// few of those Nodes as can be (none, or one architecture of them when the cluster has no other
+/// Node or pool of `os`: it has at least one), and with all of them. `all_nodes` (a Windows
+/// Pod's OS builds) reads both. Errors are the host's (to handle per `onLookupFailure`).
+pub fn decide_from_nodes<T: PartialEq>(
     cluster: &mut dyn Cluster,
     os: &str,
     images: &Architectures,
     admits: &Admits,
     autoscaled: &Architectures,
-) -> Result<Schedulable, String> {
-    let admitted = admits.among(images);
-    let mut outside = Architectures::new();
-    let mut found = Architectures::new();
-    let mut checked = false;
-    let mut read_nodes = None;
-    if !admitted.is_empty() {
-        // The Nodes the Pod admits whose architecture no image runs on.
-        let uncovered = match admits {
-            Admits::All => Some(selector(os, "notin", images)),
-            Admits::AllBut(excluded) => Some(selector(
-                os,
-                "notin",
-                &images.union(excluded).cloned().collect(),
-            )),
-            Admits::Only(only) => {
-                let rest: Architectures = only.difference(images).cloned().collect();
-                (!rest.is_empty()).then(|| selector(os, "in", &rest))
-            }
-        };
-        if let Some(uncovered) = uncovered {
-            let nodes = parse_list(
-                &cluster
-                    .list_nodes(&uncovered, &FIELD_MASKS)
-                    .map_err(host_error)?,
-            )?;
-            outside.extend(
-                nodes
-                    .into_iter()
-                    .filter_map(|node| node.architecture)
-                    .filter(|arch| !images.contains(arch) && admits.admits(arch)),
-            );
-        }
-        outside.extend(
-            autoscaled
+    all_nodes: bool,
+    decide: &mut dyn FnMut(&Schedulable) -> T,
+) -> Result<T, String> {
+    let named: Architectures = SELECTOR_ARCHITECTURES
+        .iter()
+        .map(|arch| arch.to_string())
+        .filter(|arch| images.contains(arch))
+        .collect();
+    let outside = selector(os, "notin", &named).unwrap_or_default();
+    let Some(inside) = selector(os, "in", &named) else {
+        // Every Node is outside those a selector may name: one list of them all.
+        let nodes = list(cluster, &outside)?;
+        let found = architectures(&nodes);
+        return Ok(decide(&Schedulable::read(
+            os,
+            &found,
+            autoscaled,
+            Some(nodes),
+        )));
+    };
+    let inside_first = matches!(admits, Admits::Only(only) if only.is_subset(&named));
+    let (first, second) = if inside_first {
+        (&inside, &outside)
+    } else {
+        (&outside, &inside)
+    };
+    let mut nodes = list(cluster, first)?;
+    if !all_nodes {
+        let found = architectures(&nodes);
+        let known: Architectures = found.union(autoscaled).cloned().collect();
+        // What the second list may add: the images' architectures (labelled Nodes), or any
+        // architecture, one no node reports included (`notin` also selects the Nodes without
+        // the label, known by their status only).
+        let candidates: Architectures = if inside_first {
+            platform::KNOWN_ARCHITECTURES
                 .iter()
-                .filter(|arch| !images.contains(*arch) && admits.admits(arch))
-                .cloned(),
-        );
-        // The Pod will be pinned: is there a Node (or an autoscaled pool) it can go to?
-        if !outside.is_empty() && admitted.intersection(autoscaled).next().is_none() {
-            let nodes = parse_list(
-                &cluster
-                    .list_nodes(&selector(os, "in", &admitted), &FIELD_MASKS)
-                    .map_err(host_error)?,
-            )?;
-            found.extend(
-                nodes
-                    .iter()
-                    .filter_map(|node| node.architecture.clone())
-                    .filter(|arch| admitted.contains(arch)),
-            );
-            checked = true;
-            read_nodes = Some(nodes);
-        }
-    }
-    let mut architectures: Architectures = outside.union(autoscaled).cloned().collect();
-    if !checked || !found.is_empty() {
-        architectures.extend(images.iter().cloned());
-    }
-    let read = outside
-        .difference(autoscaled)
-        .chain(found.iter())
-        .cloned()
-        .collect::<Architectures>();
-    let mut note = format!(
-        "setting readNodes: {os} Nodes found of {}",
-        if read.is_empty() {
-            "no other architecture".to_string()
+                .chain(&[ANY_OTHER])
+                .map(|arch| arch.to_string())
+                .collect()
         } else {
-            platform::join(&read, ", ")
+            named.clone()
+        };
+        let unknown: Architectures = candidates.difference(&known).cloned().collect();
+        let fewest: Option<Vec<Architectures>> = match (known.is_empty(), inside_first) {
+            (false, _) => Some(vec![Architectures::new()]),
+            (true, false) => Some(unknown.iter().map(|arch| [arch.clone()].into()).collect()),
+            // No Node nor pool of the images' architectures: the others decide, read them.
+            (true, true) => None,
+        };
+        if let Some(mut possible) = fewest {
+            possible.push(unknown);
+            let cluster_with = |more: &Architectures| {
+                let found = found.union(more).cloned().collect();
+                Schedulable::read(os, &found, autoscaled, None)
+            };
+            let mut answers = possible.iter().map(|more| decide(&cluster_with(more)));
+            if let Some(first) = answers.next() {
+                let mut same = true;
+                for answer in answers {
+                    same &= answer == first;
+                }
+                if same {
+                    return Ok(first);
+                }
+            }
         }
-    );
-    if !autoscaled.is_empty() {
-        note.push_str(&format!(
-            "; autoscaledArchitectures: {}",
-            platform::join(autoscaled, ", ")
-        ));
     }
-    Ok(Schedulable {
-        architectures,
-        from_nodes: true,
-        note,
-        nodes: read_nodes,
-    })
+    nodes.extend(list(cluster, second)?);
+    let found = architectures(&nodes);
+    let schedulable = Schedulable::read(os, &found, autoscaled, Some(nodes));
+    Ok(decide(&schedulable))
 }
 
 /// What the cluster's Windows Nodes say about the OS builds a Windows Pod's images share.
@@ -294,98 +376,57 @@ pub enum Builds {
     },
 }
 
-/// The label selector of the Windows Nodes of `architectures` whose
-/// `node.kubernetes.io/windows-build` is (`in`) or is not (`notin`) one of `builds`. `notin`
-/// also selects Nodes without the label.
-pub fn build_selector(
-    architectures: &Architectures,
-    operator: &str,
-    builds: &Architectures,
-) -> String {
-    format!(
-        "{OS_LABEL}=windows,{ARCH_LABEL} in ({}),{WINDOWS_BUILD_LABEL} {operator} ({})",
-        platform::join(architectures, ","),
-        platform::join(builds, ",")
-    )
-}
-
-/// The OS builds to pin a Windows Pod to, from the cluster's Windows Nodes of the architectures
-/// the Pod may finally run on (`architectures`) and the builds every image has (`builds`). A
-/// Windows Node without a `node.kubernetes.io/windows-build` label counts as one of another
-/// build: its build cannot be told, so a Pod that needs a pin is kept off it, and it never
-/// confirms an image build. Nodes whose architecture label is missing are left out (as in
-/// `schedulable`). `read` are the Windows Nodes of those architectures when `schedulable` read
-/// them already (then no call is made); else one list finds the Nodes of other builds (none in
-/// the common case: no pin, nothing more read), and only when there are some a second list
-/// finds the Nodes of image builds, unless an `autoscaled` pool of those architectures exists.
-/// Errors are the host's.
+/// The OS builds to pin a Windows Pod to, from the cluster's Windows Nodes (`nodes`, every one
+/// read) of the architectures the Pod may finally run on (`architectures`) and the builds
+/// every image has (`builds`). A Windows Node without a `node.kubernetes.io/windows-build`
+/// label, or with a value that is no build, counts as one of another build: its build cannot be
+/// told, so a Pod that needs a pin is kept off it, and it never confirms an image build. Nodes
+/// whose architecture is missing are left out. The builds compared come from the images (which
+/// are checked): no Node's value reaches a patch unless it equals one of them.
 pub fn windows_builds(
-    cluster: &mut dyn Cluster,
+    nodes: &[Node],
     architectures: &Architectures,
     builds: &Architectures,
-    read: Option<&[Node]>,
     autoscaled: &Architectures,
-) -> Result<Builds, String> {
-    let of_pod = |node: &&Node| {
-        node.architecture
-            .as_ref()
-            .is_some_and(|arch| architectures.contains(arch))
-    };
-    let other = |node: &&Node| {
-        node.windows_build
-            .as_ref()
-            .is_none_or(|build| !builds.contains(build))
-    };
-    let mut list = |operator: &str| -> Result<Vec<Node>, String> {
-        parse_list(
-            &cluster
-                .list_nodes(
-                    &build_selector(architectures, operator, builds),
-                    &FIELD_MASKS,
-                )
-                .map_err(host_error)?,
-        )
-    };
-    let others: Vec<Node> = match read {
-        Some(nodes) => nodes.iter().filter(of_pod).filter(other).cloned().collect(),
-        None => list("notin")?
-            .iter()
-            .filter(of_pod)
-            .filter(other)
-            .cloned()
-            .collect(),
-    };
+) -> Builds {
+    let of_pod: Vec<&Node> = nodes
+        .iter()
+        .filter(|node| {
+            node.architecture
+                .as_ref()
+                .is_some_and(|arch| architectures.contains(arch))
+        })
+        .collect();
+    let others: Vec<&&Node> = of_pod
+        .iter()
+        .filter(|node| {
+            node.windows_build
+                .as_ref()
+                .is_none_or(|build| !builds.contains(build))
+        })
+        .collect();
     if others.is_empty() {
-        return Ok(Builds::Covered);
+        return Builds::Covered;
     }
     if architectures.intersection(autoscaled).next().is_some() {
-        return Ok(Builds::Pin(builds.clone()));
+        return Builds::Pin(builds.clone());
     }
-    let reported = |nodes: &[Node]| -> Architectures {
-        nodes
-            .iter()
-            .filter(of_pod)
-            .filter_map(|node| node.windows_build.clone())
-            .filter(|build| builds.contains(build))
-            .collect()
-    };
-    let found = match read {
-        Some(nodes) => reported(nodes),
-        None => reported(&list("in")?),
-    };
+    let found: Architectures = of_pod
+        .iter()
+        .filter_map(|node| node.windows_build.clone())
+        .filter(|build| builds.contains(build))
+        .collect();
     if !found.is_empty() {
-        return Ok(Builds::Pin(found));
+        return Builds::Pin(found);
     }
-    Ok(Builds::Absent {
-        reported: others
-            .iter()
-            .filter_map(|node| node.windows_build.clone())
-            .collect(),
+    let build_value = |node: &&&Node| node.windows_build.as_deref().and_then(platform::os_build);
+    Builds::Absent {
+        reported: others.iter().filter_map(build_value).collect(),
         unlabelled: others
             .iter()
-            .filter(|node| node.windows_build.is_none())
+            .filter(|node| build_value(node).is_none())
             .count(),
-    })
+    }
 }
 
 /// The Node a bound Pod runs on, read through the host; the error says why it cannot be told.
@@ -434,11 +475,31 @@ mod tests {
     }
 
     #[test]
-    fn selectors() {
-        let set: Architectures = ["arm64".to_string(), "amd64".to_string()].into();
+    fn selectors_name_only_release_platforms() {
+        let set = |list: &[&str]| -> Architectures { list.iter().map(|a| a.to_string()).collect() };
         assert_eq!(
-            selector("linux", "notin", &set),
-            "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"
+            selector(
+                "linux",
+                "notin",
+                &set(&["s390x", "arm64", "amd64", "riscv64"])
+            )
+            .as_deref(),
+            Some("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64,s390x)")
+        );
+        assert_eq!(
+            selector("windows", "in", &set(&["amd64"])).as_deref(),
+            Some("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
+        );
+        assert_eq!(
+            selector("linux", "notin", &set(&["riscv64"])).as_deref(),
+            Some("kubernetes.io/os=linux")
+        );
+        assert_eq!(selector("linux", "in", &set(&["riscv64", "386"])), None);
+        let all = selectors();
+        assert_eq!(all.len(), 62);
+        assert_eq!(
+            all.iter().collect::<std::collections::BTreeSet<_>>().len(),
+            62
         );
     }
 }

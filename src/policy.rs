@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::cluster::Cluster;
 use crate::decision;
 pub use crate::decision::{
-    Decision, Outcome, Verdict, ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION, PREFIX,
+    Decision, Outcome, Subject, Verdict, ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION, PREFIX,
 };
 use crate::registry::Registry;
 use crate::settings::Settings;
@@ -50,7 +50,11 @@ pub fn evaluate(
         return Decision::accept(Vec::new());
     }
     let mut pod = request.object;
-    match decision::decide_pod(&mut pod, "Pod", settings, registry, cluster).outcome {
+    let subject = Subject {
+        name: "Pod",
+        daemon_set: false,
+    };
+    match decision::decide_pod(&mut pod, subject, settings, registry, cluster) {
         Outcome::Unchanged(warnings) => Decision::accept(warnings),
         Outcome::Changed(warnings) => Decision {
             verdict: Verdict::Mutate(pod),

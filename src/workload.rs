@@ -5,9 +5,7 @@
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::constraint::Admits;
-use crate::decision::{self, capped, Decision, Outcome, Verdict, PREFERRED_ANNOTATION, PREFIX};
-use crate::platform::{self, Architectures};
+use crate::decision::{self, Decision, Outcome, Subject, Verdict, PREFERRED_ANNOTATION};
 use crate::pod;
 use crate::registry::Registry;
 use crate::settings::{Settings, TemplateMode};
@@ -108,9 +106,11 @@ pub fn evaluate(
     let Some(pod_template) = template_mut(&mut object, path) else {
         return accept();
     };
-    let daemon_set = kind == "DaemonSet" && mode == TemplateMode::Validate;
-    let decided = decision::decide_pod(pod_template, "Pod template", settings, registry, cluster);
-    match decided.outcome {
+    let subject = Subject {
+        name: "Pod template",
+        daemon_set: kind == "DaemonSet" && mode == TemplateMode::Validate,
+    };
+    match decision::decide_pod(pod_template, subject, settings, registry, cluster) {
         Outcome::Rejected(message, warnings) => Decision {
             verdict: Verdict::Reject(message),
             warnings,
@@ -119,50 +119,9 @@ pub fn evaluate(
             verdict: Verdict::Mutate(object),
             warnings,
         },
-        Outcome::Changed(mut warnings) | Outcome::Unchanged(mut warnings) => {
-            if let (true, Some(common), Some(admits), Some(schedulable)) = (
-                daemon_set,
-                &decided.architectures,
-                decided.admits,
-                decided.schedulable,
-            ) {
-                warnings.extend(daemon_set_warning(admits, common, schedulable));
-            }
-            Decision {
-                verdict: Verdict::Accept,
-                warnings,
-            }
-        }
+        Outcome::Changed(warnings) | Outcome::Unchanged(warnings) => Decision {
+            verdict: Verdict::Accept,
+            warnings,
+        },
     }
-}
-
-/// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
-/// architecture the template admits (`admits`, read by `constraint` like any Pod's), those Pods
-/// crash-loop: name those architectures, among the schedulable ones when they are known
-/// (`schedulableArchitectures`, or read from Nodes). Cut to fit a warning, keeping the advice.
-fn daemon_set_warning(
-    admits: Admits,
-    common: &Architectures,
-    schedulable: Architectures,
-) -> Option<String> {
-    let mut outside = admits.and(Admits::AllBut(common.clone()));
-    if !schedulable.is_empty() {
-        outside = outside.and(Admits::Only(schedulable));
-    }
-    let (lead, failing, tail) = match outside {
-        Admits::Only(failing) if failing.is_empty() => return None,
-        Admits::Only(failing) => ("the ", failing, " nodes"),
-        Admits::AllBut(fine) => ("any node whose architecture is not ", fine, ""),
-        Admits::All => ("any node whose architecture is not ", common.clone(), ""),
-    };
-    Some(capped(
-        &format!(
-            "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {lead}",
-            platform::join(common, ", ")
-        ),
-        &platform::join(&failing, ", "),
-        &format!(
-            "{tail}. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
-        ),
-    ))
 }

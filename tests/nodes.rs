@@ -87,8 +87,8 @@ fn images_of_an_absent_architecture_are_rejected_naming_both() {
     );
     assert_eq!(
         r.rejection(),
-        "image-arch-affinity: the Pod's images all run only on s390x, but the cluster has no linux Node of \
-         those architectures (setting readNodes: linux Nodes found of amd64, arm64)"
+        "image-arch-affinity: the Pod's images all run only on s390x, but the cluster's nodes are amd64, \
+         arm64 (setting readNodes: linux Nodes found of amd64, arm64)"
     );
     assert_eq!(
         cluster.calls,
@@ -120,8 +120,8 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
     let r = node_aware(&mut cluster, &arm, json!({}));
     assert_eq!(
         r.rejection(),
-        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster has no linux Node of \
-         those architectures (setting readNodes: linux Nodes found of amd64)"
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+         (setting readNodes: linux Nodes found of amd64)"
     );
     // A multi-arch image in a cluster of amd64 Nodes and an arm64 pool at zero: nothing to pin.
     let r = node_aware(
@@ -130,16 +130,14 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
         json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]}),
     );
     r.assert_accepted_unchanged();
-    // An autoscaled s390x pool: the multi-arch Pod is kept off it.
+    // An autoscaled s390x pool: the multi-arch Pod is kept off it, pinned to the architectures
+    // the cluster has (amd64 Nodes; no arm64 Node nor pool).
     let r = node_aware(
         &mut cluster,
         &pod(&["multi:1"], json!({})),
         json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["s390x"]}]}),
     );
-    r.assert_patch(json!([
-        add_annotation("amd64,arm64"),
-        add_required(&["amd64", "arm64"])
-    ]));
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
 }
 
 #[test]
@@ -154,16 +152,12 @@ fn odd_nodes_count_by_what_can_be_told() {
     nothing["status"] = json!({});
     let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), unlabelled]);
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
-    r.assert_patch(json!([
-        add_annotation("amd64,arm64"),
-        add_required(&["amd64", "arm64"])
-    ]));
+    // As with schedulableArchitectures [amd64, s390x]: the pin is cut to the Nodes' architectures.
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    // A Node labelled with an architecture no node reports: the Pod is kept off it all the same.
     let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), odd]);
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
-    r.assert_patch(json!([
-        add_annotation("amd64,arm64"),
-        add_required(&["amd64", "arm64"])
-    ]));
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
     // A Node whose architecture cannot be told is left out: nothing to pin against.
     let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), nothing]);
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
@@ -171,9 +165,10 @@ fn odd_nodes_count_by_what_can_be_told() {
 }
 
 #[test]
-fn the_pods_own_constraints_narrow_what_is_read() {
+fn the_pods_own_constraints_choose_what_is_read() {
     let mut cluster = mixed();
-    // The Pod asks for amd64 and its images run there: no Node outside to look for.
+    // The Pod asks for amd64 and its images run there: only whether amd64 Nodes exist matters
+    // (a Pod that can only wait is refused), so those are read, and nothing more.
     let r = node_aware(
         &mut cluster,
         &pod(
@@ -183,8 +178,13 @@ fn the_pods_own_constraints_narrow_what_is_read() {
         json!({}),
     );
     r.assert_accepted_unchanged();
-    assert_eq!(cluster.calls, Vec::<String>::new());
-    // It asks for arm64, its images run only on amd64: refused by its own constraints, no call.
+    assert_eq!(
+        cluster.calls,
+        [list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")]
+    );
+    // It asks for arm64, its images run only on amd64: refused; which refusal depends on whether
+    // the cluster has amd64 Nodes, so both lists are read.
+    cluster.calls.clear();
     let r = node_aware(
         &mut cluster,
         &pod(
@@ -198,8 +198,15 @@ fn the_pods_own_constraints_narrow_what_is_read() {
         "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=arm64 asks for an architecture that \
          its images do not run on; they all run on: amd64"
     );
-    assert_eq!(cluster.calls, Vec::<String>::new());
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")
+        ]
+    );
     // A Windows Pod reads the Windows Nodes.
+    cluster.calls.clear();
     let r = node_aware(
         &mut cluster,
         &pod(
@@ -419,8 +426,8 @@ fn a_workload_whose_images_run_on_no_node_is_rejected() {
     );
     assert_eq!(
         r.rejection(),
-        "image-arch-affinity: the Pod template's images all run only on s390x, but the cluster has no linux Node \
-         of those architectures (setting readNodes: linux Nodes found of amd64, arm64)"
+        "image-arch-affinity: the Pod template's images all run only on s390x, but the cluster's nodes are \
+         amd64, arm64 (setting readNodes: linux Nodes found of amd64, arm64)"
     );
 }
 

@@ -959,3 +959,291 @@ fn workload_templates_admit_exactly_the_nodes_that_run_their_images() {
         ],
     );
 }
+
+// ---- readNodes: one verdict (issue 19) ----
+//
+// With `readNodes`, a Pod (or template) gets exactly the verdict it gets with
+// `schedulableArchitectures` set to the architectures of the cluster's Nodes of its OS plus its
+// `autoscaledArchitectures` pools: same accept, pin, rejection and message, apart from the
+// setting the message names. Over random clusters with at least one Node or pool of the Pod's
+// OS (Nodes of every architecture and OS, with and without beta labels, some known only by their
+// status) and the generated Pods and templates above (those bound to a node aside: with
+// `readNodes` they are checked against it). Every Node call is a list whose selector is one of
+// the fixed set (`nodes::selectors`, issue 20), at most two per evaluation.
+
+/// A cluster: Nodes (OS, architecture, beta labels, known only by `status.nodeInfo`) and the
+/// autoscaled pools of each OS.
+#[derive(Debug, Clone)]
+struct ClusterSpec {
+    nodes: Vec<(&'static str, &'static str, bool, bool)>,
+    pools: Vec<(&'static str, Vec<&'static str>)>,
+}
+
+const CLUSTER_ARCHES: [&str; 7] = [
+    "amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64", "loong64",
+];
+
+fn cluster_strategy() -> impl Strategy<Value = ClusterSpec> {
+    let os = || prop::sample::select(vec!["linux", "linux", "linux", "windows"]);
+    (
+        prop::collection::vec(
+            (
+                os(),
+                prop::sample::select(CLUSTER_ARCHES.to_vec()),
+                prop::bool::weighted(0.8),
+                prop::bool::weighted(0.1),
+            ),
+            0..7,
+        ),
+        prop::collection::btree_map(
+            os(),
+            prop::sample::subsequence(CLUSTER_ARCHES.to_vec(), 1..3),
+            0..2,
+        ),
+    )
+        .prop_map(|(nodes, pools)| ClusterSpec {
+            nodes,
+            pools: pools.into_iter().collect(),
+        })
+}
+
+impl ClusterSpec {
+    /// The architectures of `os`'s Nodes and pools: what `schedulableArchitectures` would say.
+    fn architectures(&self, os: &str) -> BTreeSet<&'static str> {
+        let nodes = self.nodes.iter().filter(|n| n.0 == os).map(|n| n.1);
+        let pools = self
+            .pools
+            .iter()
+            .filter(|p| p.0 == os)
+            .flat_map(|p| p.1.iter().copied());
+        nodes.chain(pools).collect()
+    }
+
+    fn fixture(&self) -> common::FixtureCluster {
+        let nodes = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, (os, arch, beta, status_only))| {
+                let mut node = common::node(&format!("node-{i}"), os, arch);
+                let labels = node["metadata"]["labels"].as_object_mut().unwrap();
+                if !beta {
+                    labels.remove("beta.kubernetes.io/arch");
+                    labels.remove("beta.kubernetes.io/os");
+                }
+                if *status_only {
+                    labels.remove("kubernetes.io/arch");
+                    labels.remove("beta.kubernetes.io/arch");
+                }
+                node
+            });
+        common::FixtureCluster::of(nodes.collect())
+    }
+}
+
+/// `(setting readNodes: ...)` and `(setting schedulableArchitectures...)` as `(setting)`: the
+/// part of a message that names the setting.
+fn without_setting(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("(setting ") {
+        out.push_str(&rest[..start]);
+        let note = &rest[start..];
+        let end = note.find(')').map_or(note.len(), |e| e + 1);
+        let named = &note[..end];
+        out.push_str(
+            if named.starts_with("(setting readNodes")
+                || named.starts_with("(setting schedulableArchitectures")
+            {
+                "(setting)"
+            } else {
+                named
+            },
+        );
+        rest = &note[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[derive(Default)]
+struct NodeCounts {
+    cases: Cell<usize>,
+    rejected: Cell<usize>,
+    mutated: Cell<usize>,
+    lists: [Cell<usize>; 3],
+}
+
+fn check_node_aware(
+    case: &Case,
+    kind: &str,
+    cluster: &ClusterSpec,
+    counts: &NodeCounts,
+) -> Result<(), TestCaseError> {
+    if case.exempt.is_some() {
+        return Ok(());
+    }
+    bump(&counts.cases);
+    let object = wrap(kind, &case.pod);
+    let default_os = case.settings["defaultOperatingSystem"]
+        .as_str()
+        .unwrap_or("linux");
+    let os = image_arch_affinity::constraint::Constraints::read_pod(&case.pod, default_os).os;
+    let mut cluster = cluster.clone();
+    if cluster.architectures(&os).is_empty() {
+        // At least one Node of the Pod's OS (a Pod of an OS no node runs is refused unread).
+        if let Some(os) = ["linux", "windows"].into_iter().find(|o| *o == os) {
+            cluster.nodes.push((os, "amd64", true, false));
+        }
+    }
+    let architectures: Vec<&str> = cluster.architectures(&os).into_iter().collect();
+    let mut node_aware = case.settings.clone();
+    let mut fixed = case.settings.clone();
+    node_aware
+        .as_object_mut()
+        .unwrap()
+        .remove("schedulableArchitectures");
+    node_aware["readNodes"] = json!(true);
+    node_aware["autoscaledArchitectures"] = json!(cluster
+        .pools
+        .iter()
+        .map(|(os, arches)| json!({"os": os, "architectures": arches}))
+        .collect::<Vec<_>>());
+    fixed["schedulableArchitectures"] = json!(architectures);
+    // A preferred architecture the cluster lacks is never added either way; the setting refuses
+    // one outside schedulableArchitectures.
+    if fixed["preferredArchitecture"]
+        .as_str()
+        .is_some_and(|p| !architectures.contains(&p))
+    {
+        fixed
+            .as_object_mut()
+            .unwrap()
+            .remove("preferredArchitecture");
+    }
+    let evaluate = |settings: &Value| {
+        let mut nodes = cluster.fixture();
+        let run = common::run_in_cluster(
+            &mut registry_for(&case.images),
+            &mut nodes,
+            kind,
+            "CREATE",
+            &object,
+            &Value::Null,
+            &common::settings(settings.clone()),
+        );
+        (run, nodes.calls)
+    };
+    let (with_nodes, calls) = evaluate(&node_aware);
+    let (with_setting, none) = evaluate(&fixed);
+    prop_assert!(none.is_empty());
+    let selectors = image_arch_affinity::nodes::selectors();
+    for call in &calls {
+        let selector = call
+            .strip_prefix("list_resources_all v1/Node ")
+            .and_then(|c| c.split(" masks ").next());
+        prop_assert!(
+            selector.is_some_and(|s| selectors.iter().any(|known| known == s)),
+            "a Node call outside the fixed selectors: {}",
+            call
+        );
+    }
+    prop_assert!(calls.len() <= 2, "{:?}", calls);
+    counts.lists[calls.len()].set(counts.lists[calls.len()].get() + 1);
+    let verdict = |run: &common::Run| match &run.decision.verdict {
+        Verdict::Reject(message) => Verdict::Reject(without_setting(message)),
+        other => other.clone(),
+    };
+    prop_assert_eq!(
+        verdict(&with_nodes),
+        verdict(&with_setting),
+        "cluster {:?}",
+        cluster
+    );
+    let cut = |run: &common::Run| run.decision.warnings.iter().any(|w| w.contains(" … "));
+    if cut(&with_nodes) || cut(&with_setting) {
+        // A warning cut to fit 256 characters is cut where the setting's name moves it: the
+        // same refusals, compared whole as rejections.
+        prop_assert_eq!(
+            with_nodes.decision.warnings.len(),
+            with_setting.decision.warnings.len()
+        );
+        if case.settings["onNoCommonArchitecture"] == "accept" {
+            node_aware["onNoCommonArchitecture"] = json!("reject");
+            fixed["onNoCommonArchitecture"] = json!("reject");
+            prop_assert_eq!(
+                verdict(&evaluate(&node_aware).0),
+                verdict(&evaluate(&fixed).0)
+            );
+        }
+    } else {
+        let warnings = |run: &common::Run| -> Vec<String> {
+            run.decision
+                .warnings
+                .iter()
+                .map(|w| without_setting(w))
+                .collect()
+        };
+        prop_assert_eq!(warnings(&with_nodes), warnings(&with_setting));
+    }
+    match with_nodes.decision.verdict {
+        Verdict::Reject(_) => bump(&counts.rejected),
+        Verdict::Mutate(_) => bump(&counts.mutated),
+        Verdict::Accept => {}
+    }
+    Ok(())
+}
+
+fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
+    let seed = seed();
+    let bytes: Vec<u8> = std::iter::repeat_n(seed.to_le_bytes(), 4)
+        .flatten()
+        .collect();
+    let config = Config {
+        // About one case in ten is bound to a node and left out: at least `cases()` judged.
+        cases: cases() + cases() / 8,
+        failure_persistence: None,
+        max_shrink_iters: 2048,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let counts = NodeCounts::default();
+    let started = Instant::now();
+    let result = runner.run(
+        &(
+            case_strategy(),
+            prop::sample::select(kinds),
+            cluster_strategy(),
+        ),
+        |(case, kind, cluster)| check_node_aware(&case, kind, &cluster, &counts),
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "readNodes decides as schedulableArchitectures, {what}: {} cases ({} rejected or warned, {} mutated; \
+         0/1/2 Node lists: {}/{}/{}) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+        counts.cases.get(),
+        counts.rejected.get(),
+        counts.mutated.get(),
+        counts.lists[0].get(),
+        counts.lists[1].get(),
+        counts.lists[2].get(),
+        started.elapsed().as_secs_f64()
+    );
+    if let Err(error) = result {
+        panic!("{error}\nseed {seed}: SCHEDULING_SEED={seed} cargo test --test scheduling");
+    }
+}
+
+#[test]
+fn node_aware_pods_decide_as_the_cluster_architectures() {
+    node_aware_property("Pods", vec!["Pod"]);
+}
+
+#[test]
+fn node_aware_templates_decide_as_the_cluster_architectures() {
+    node_aware_property(
+        "workload templates",
+        vec!["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"],
+    );
+}

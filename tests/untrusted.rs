@@ -139,3 +139,206 @@ fn match_node_labels_copies_only_values_a_node_label_can_hold() {
             {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}, {"key": "team", "operator": "In", "values": ["blue"]}]}]}}}}
     ]));
 }
+
+// ---- properties over hostile values ----
+
+use image_arch_affinity::nodes;
+use image_arch_affinity::policy::Verdict;
+use image_arch_affinity::settings::check_label_value;
+use proptest::prelude::*;
+
+/// A value from a registry or a Pod: mostly ones nodes report, often one no node reports
+/// (spaces, selector syntax, 64+ characters, unknown names, any string).
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => prop::sample::select(vec!["amd64", "arm64", "arm", "s390x", "ppc64le", "riscv64", "x86_64", "aarch64"]).prop_map(String::from),
+        1 => prop::sample::select(vec!["arm 64", "s390x),pool in (zz", "amd64,arm64", "sparc64", "", "unknown", "ARM64", "amd64 "]).prop_map(String::from),
+        1 => "[a-z0-9]{60,70}",
+        1 => ".{0,20}",
+    ]
+}
+
+fn os_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => prop::sample::select(vec!["linux", "linux", "windows", ""]).prop_map(String::from),
+        1 => prop::sample::select(vec!["plan9", "Linux", "linux),x in (y", "unknown"]).prop_map(String::from),
+        1 => ".{0,12}",
+    ]
+}
+
+fn build_value() -> impl Strategy<Value = Option<String>> {
+    prop::option::weighted(
+        0.3,
+        prop_oneof![
+            3 => prop::sample::select(vec!["10.0.20348.2527", "10.0.17763.1", "10.0.26100"]).prop_map(String::from),
+            1 => prop::sample::select(vec!["10.0.20348),node.kubernetes.io/windows-build in (1", "10.0", "10.0.99999999999"]).prop_map(String::from),
+            1 => ".{0,24}",
+        ],
+    )
+}
+
+#[derive(Debug, Clone)]
+struct Hostile {
+    /// Per image: its index entries (os, architecture, os.version).
+    images: Vec<Vec<(String, String, Option<String>)>>,
+    /// nodeSelector `kubernetes.io/arch` / `kubernetes.io/os`, a term's arch values and operator.
+    selector_arch: Option<String>,
+    selector_os: Option<String>,
+    term: Option<(&'static str, Vec<String>)>,
+    /// The Pod's labels copied by matchNodeLabels.
+    zone: String,
+    read_nodes: bool,
+    pin_windows_build: bool,
+    nodes: Vec<(String, String, Option<String>)>,
+}
+
+fn hostile() -> impl Strategy<Value = Hostile> {
+    (
+        prop::collection::vec(
+            prop::collection::vec((os_value(), value(), build_value()), 1..5),
+            1..3,
+        ),
+        prop::option::weighted(0.3, value()),
+        prop::option::weighted(0.1, os_value()),
+        prop::option::weighted(
+            0.4,
+            (
+                prop::sample::select(vec!["In", "NotIn"]),
+                prop::collection::vec(value(), 1..4),
+            ),
+        ),
+        prop_oneof![3 => Just("a".to_string()), 1 => ".{0,70}"],
+        any::<bool>(),
+        prop::bool::weighted(0.3),
+        prop::collection::vec((os_value(), value(), build_value()), 0..6),
+    )
+        .prop_map(
+            |(
+                images,
+                selector_arch,
+                selector_os,
+                term,
+                zone,
+                read_nodes,
+                pin_windows_build,
+                nodes,
+            )| Hostile {
+                images,
+                selector_arch,
+                selector_os,
+                term,
+                zone,
+                read_nodes,
+                pin_windows_build,
+                nodes,
+            },
+        )
+}
+
+/// Every string a patch adds as a node label value (expression values, toleration values).
+fn label_values(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("operator") {
+                for v in map
+                    .get("values")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    found.extend(v.as_str().map(String::from));
+                }
+                found.extend(map.get("value").and_then(Value::as_str).map(String::from));
+            }
+            map.values().for_each(|v| label_values(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| label_values(v, found)),
+        _ => {}
+    }
+}
+
+fn evaluate_hostile(case: &Hostile) -> (Run, Vec<String>) {
+    let mut registry = FixtureRegistry::new();
+    let mut images = Vec::new();
+    for (index, entries) in case.images.iter().enumerate() {
+        let name = format!("ghcr.io/hostile/image{index}:1");
+        let platforms: Vec<Value> = entries
+            .iter()
+            .map(|(os, arch, build)| {
+                let mut platform = json!({"os": os, "architecture": arch});
+                if let Some(build) = build {
+                    platform["os.version"] = json!(build);
+                }
+                platform
+            })
+            .collect();
+        registry.index(&name, &index_of(&platforms));
+        images.push(name);
+    }
+    let names: Vec<&str> = images.iter().map(String::as_str).collect();
+    let mut spec = json!({});
+    if let Some(arch) = &case.selector_arch {
+        spec["nodeSelector"]["kubernetes.io/arch"] = json!(arch);
+    }
+    if let Some(os) = &case.selector_os {
+        spec["nodeSelector"]["kubernetes.io/os"] = json!(os);
+    }
+    if let Some((operator, values)) = &case.term {
+        spec["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": operator, "values": values}]}]}}});
+    }
+    let mut object = pod(&names, spec);
+    object["metadata"]["labels"]["zone"] = json!(case.zone);
+    let mut nodes = Vec::new();
+    for (index, (os, arch, build)) in case.nodes.iter().enumerate() {
+        let mut node = node(&format!("n{index}"), "linux", "amd64");
+        node["metadata"]["labels"] = json!({"kubernetes.io/os": os, "kubernetes.io/arch": arch});
+        if let Some(build) = build {
+            node["metadata"]["labels"]["node.kubernetes.io/windows-build"] = json!(build);
+        }
+        node["status"]["nodeInfo"] = json!({"architecture": arch, "operatingSystem": os});
+        nodes.push(node);
+    }
+    let mut cluster = FixtureCluster::of(nodes);
+    let settings = settings(
+        json!({"readNodes": case.read_nodes, "pinWindowsBuild": case.pin_windows_build,
+        "matchNodeLabels": ["zone"], "architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}}),
+    );
+    let run = run_in_cluster(
+        &mut registry,
+        &mut cluster,
+        "Pod",
+        "CREATE",
+        &object,
+        &Value::Null,
+        &settings,
+    );
+    (run, cluster.calls)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4096, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// No patch carries a value that is no label value, and every label selector sent is one of
+    /// the fixed set, whatever the registry and the Pod say.
+    #[test]
+    fn hostile_values_reach_no_patch_and_no_selector(case in hostile()) {
+        let (run, calls) = evaluate_hostile(&case);
+        let mut values = Vec::new();
+        if let Some(patch) = &run.patch {
+            label_values(patch, &mut values);
+        }
+        for value in &values {
+            prop_assert!(check_label_value(value).is_ok(), "patch value {:?} in {:?}", value, run.patch);
+        }
+        let selectors = nodes::selectors();
+        for call in &calls {
+            let selector = call.strip_prefix("list_resources_all v1/Node ").and_then(|c| c.split(" masks ").next());
+            prop_assert!(selector.is_some_and(|s| selectors.iter().any(|k| k == s)), "selector of {}", call);
+        }
+        prop_assert!(calls.len() <= 2);
+        if let Verdict::Mutate(_) = run.decision.verdict {
+            prop_assert!(run.patch.is_some());
+        }
+    }
+}

@@ -243,7 +243,7 @@ fn with_nodes_read_images_covering_every_windows_build_are_not_pinned_after_one_
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.17763,10.0.20348)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
         ]
     );
 }
@@ -266,8 +266,7 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.17763,10.0.20348)"),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build in (10.0.17763,10.0.20348)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
         ]
     );
     // A Node without the label counts as another build: the Pod is pinned off it.
@@ -282,7 +281,7 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
     ]));
-    assert_eq!(cluster.calls.len(), 3);
+    assert_eq!(cluster.calls.len(), 2);
 }
 
 #[test]
@@ -303,8 +302,7 @@ fn with_nodes_read_no_node_of_an_image_build_rejects_naming_both() {
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.20348)"),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build in (10.0.20348)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
         ]
     );
     let mut cluster = FixtureCluster::of(vec![windows_node("win-1", "amd64", Some("10.0.17763"))]);
@@ -364,7 +362,7 @@ fn with_nodes_read_an_autoscaled_windows_pool_pins_the_image_builds_unconfirmed(
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64),node.kubernetes.io/windows-build notin (10.0.20348)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
         ]
     );
 }
@@ -378,7 +376,7 @@ fn with_nodes_read_images_without_os_version_read_no_build() {
 }
 
 #[test]
-fn with_nodes_read_a_failing_build_list_follows_on_lookup_failure() {
+fn with_nodes_read_a_failing_windows_node_list_follows_on_lookup_failure() {
     let mut cluster = FixtureCluster::of(vec![
         windows_node("win-1", "amd64", Some("10.0.20348")),
         windows_node("win-2", "amd64", Some("10.0.17763")),
@@ -389,18 +387,17 @@ fn with_nodes_read_a_failing_build_list_follows_on_lookup_failure() {
     );
     cluster.fail_from = Some(1);
     let images = ["ghcr.io/org/win-2022:1"];
-    // ignoreImage (the default): the builds the images share, with a warning.
+    // ignoreImage (the default): the Windows Nodes' list is the Nodes' list: pinned to the
+    // architectures and the builds the images share, with a warning.
     let r = node_aware(&mut cluster, &images, json!({}));
     r.assert_patch(json!([
         add_annotation("amd64"),
-        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
-                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
+        pinned(&["amd64"], &["10.0.20348"])
     ]));
     assert_eq!(
         r.decision.warnings,
-        ["image-arch-affinity: the cluster's Windows Nodes could not be read, so the Pod is pinned to every OS \
-          build its images share: error invoking host capability kubernetes.list_resources_all: connection refused"]
+        ["image-arch-affinity: the cluster's Nodes could not be read, so the Pod is pinned to every architecture \
+          its images run on: error invoking host capability kubernetes.list_resources_all: connection refused"]
     );
     assert_eq!(cluster.calls.len(), 2);
     let r = node_aware(&mut cluster, &images, json!({"onLookupFailure": "reject"}));
@@ -413,7 +410,7 @@ fn with_nodes_read_a_failing_build_list_follows_on_lookup_failure() {
     r.assert_accepted_unchanged();
     assert_eq!(
         r.decision.warnings,
-        ["image-arch-affinity: the Pod was not pinned because the cluster's Windows Nodes could not be read: \
-          error invoking host capability kubernetes.list_resources_all: connection refused"]
+        ["image-arch-affinity: the Pod was not pinned to an architecture because the cluster's Nodes could not be \
+          read: error invoking host capability kubernetes.list_resources_all: connection refused"]
     );
 }
