@@ -98,8 +98,27 @@ struct Facts<'a> {
     settings: &'a Settings,
     constraints: Constraints,
     known: Vec<&'a ImagePlatforms>,
-    /// The architectures every known image runs on for the Pod's OS.
+    /// The architectures every known image runs on for the Pod's OS (`fallbackArchitectures`
+    /// when no image could be looked up).
     image_common: Architectures,
+    /// No image could be looked up: `image_common` is `fallbackArchitectures`, and the warning
+    /// that says so.
+    fallback: Option<String>,
+}
+
+impl Facts<'_> {
+    /// No architecture fits: `refuse`, except that a Pod pinned to `fallbackArchitectures`
+    /// that fit none of its nodes is left unpinned, with a warning (a guess never refuses it).
+    fn refuse(&self, refusal: Refusal, mut warnings: Vec<String>) -> Outcome {
+        if self.fallback.is_some() {
+            warnings.push(message::fallback_unfit(
+                self.subject.name,
+                &self.image_common,
+            ));
+            return Outcome::Unchanged(warnings);
+        }
+        refuse(refusal, &mut warnings, self.settings)
+    }
 }
 
 /// The README's steps ("What it does"), each a function that either gives what the next one
@@ -124,14 +143,22 @@ fn steps(
     let mut warnings = Vec::new();
     let resolved = resolve::resolve_images(&images, settings, registry);
     let known = known_images(&resolved, subject.name, settings, &mut warnings)?;
-    let image_common = image_architectures(&known, &constraints.os, subject.name)
-        .map_err(|refusal| refuse(refusal, &mut warnings, settings))?;
+    let fallback = known
+        .is_empty()
+        .then(|| message::fallback(subject.name, &images, settings));
+    let image_common = if fallback.is_some() {
+        settings.fallback_architectures.iter().cloned().collect()
+    } else {
+        image_architectures(&known, &constraints.os, subject.name)
+            .map_err(|refusal| refuse(refusal, &mut warnings, settings))?
+    };
     let facts = Facts {
         subject,
         settings,
         constraints,
         known,
         image_common,
+        fallback,
     };
     // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
     if !settings.read_nodes {
@@ -201,7 +228,7 @@ fn settle(
     let os = &constraints.os;
     let common = match within_schedulable(&facts.image_common, schedulable, subject) {
         Ok(common) => common,
-        Err(refusal) => return refuse(refusal, &mut warnings, settings),
+        Err(refusal) => return facts.refuse(refusal, warnings),
     };
     let admits = constraints.admits();
     let finally = admits.among(&common);
@@ -213,13 +240,13 @@ fn settle(
             &common,
             schedulable,
         );
-        return refuse(refusal, &mut warnings, settings);
+        return facts.refuse(refusal, warnings);
     }
     warn_bad_preferred_annotation(pod, &mut warnings);
     let builds = if settings.pin_windows_build && os == "windows" {
         match windows_build_pin(facts, &finally, schedulable) {
             Ok(builds) => builds,
-            Err(refusal) => return refuse(refusal, &mut warnings, settings),
+            Err(refusal) => return facts.refuse(refusal, warnings),
         }
     } else {
         None
@@ -240,6 +267,7 @@ fn settle(
             &schedulable.architectures,
         ));
     }
+    warnings.extend(facts.fallback.clone());
     if changed {
         record_architectures(pod, &common);
         return Outcome::Changed(warnings);
@@ -388,6 +416,8 @@ fn decide_bound(
     };
     let resolved = resolve::resolve_images(images, settings, registry);
     let known = match known_images(&resolved, subject, settings, &mut warnings) {
+        // A bound Pod is never pinned: no fallback for it.
+        Ok(known) if known.is_empty() => return Outcome::Unchanged(warnings),
         Ok(known) => known,
         Err(outcome) => return outcome,
     };
@@ -462,7 +492,8 @@ fn known_images<'a>(
         })
         .collect();
     on_lookup_failure(Failure::images(subject, &failures), settings, warnings)?;
-    if known.is_empty() {
+    // No image left: unchanged, unless `fallbackArchitectures` stand in for them (`steps`).
+    if known.is_empty() && settings.fallback_architectures.is_empty() {
         return Err(Outcome::Unchanged(std::mem::take(warnings)));
     }
     Ok(known)
@@ -507,9 +538,12 @@ fn pin(
             builds.iter().cloned().collect(),
         ));
     }
-    let preferred = preferred_architecture(pod, settings)
-        .filter(|preferred| finally.len() > 1 && finally.contains(*preferred))
-        .map(str::to_string);
+    // Preferences matter only where the Pod has a choice.
+    let preferred: Vec<(String, i64)> = preferences(pod, settings)
+        .into_iter()
+        .filter(|(arch, _)| finally.len() > 1 && finally.contains(*arch))
+        .map(|(arch, weight)| (arch.to_string(), weight))
+        .collect();
 
     let mut changed = false;
     let Some(spec) = pod.get_mut("spec") else {
@@ -518,26 +552,29 @@ fn pin(
     if to_constrain.contains(&true) || !labels.is_empty() {
         changed |= affinity::constrain_required(spec, &to_constrain, common, &labels);
     }
-    if let Some(preferred) = preferred {
-        if !affinity::has_preferred_architecture(spec) {
-            if let Some(list) = edit::array_at(spec, &PREFERRED_PATH) {
-                list.push(affinity::preferred_term(
-                    &preferred,
-                    settings.preferred_architecture_weight,
-                ));
-                changed = true;
+    // A Pod that already weighs architectures keeps its own preferences.
+    if !preferred.is_empty() && !affinity::has_preferred_architecture(spec) {
+        if let Some(list) = edit::array_at(spec, &PREFERRED_PATH) {
+            for (arch, weight) in &preferred {
+                list.push(affinity::preferred_term(arch, *weight));
             }
+            changed = true;
         }
     }
     changed |= tolerations::add_for(spec, finally, &settings.architecture_tolerations);
     changed
 }
 
-/// The preferred architecture: the Pod's annotation, else the setting.
-fn preferred_architecture<'a>(pod: &'a Value, settings: &'a Settings) -> Option<&'a str> {
-    pod::annotation(pod, PREFERRED_ANNOTATION)
+/// The architectures to prefer and their weights: the Pod's annotation (with
+/// `preferredArchitectureWeight`), else the settings (`preferredArchitectures`, or
+/// `preferredArchitecture`).
+fn preferences<'a>(pod: &'a Value, settings: &'a Settings) -> Vec<(&'a str, i64)> {
+    match pod::annotation(pod, PREFERRED_ANNOTATION)
         .filter(|arch| platform::KNOWN_ARCHITECTURES.contains(arch))
-        .or(settings.preferred_architecture.as_deref())
+    {
+        Some(arch) => vec![(arch, settings.preferred_architecture_weight)],
+        None => settings.preferences(),
+    }
 }
 
 fn record_architectures(pod: &mut Value, common: &Architectures) {

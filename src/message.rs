@@ -6,6 +6,7 @@ use crate::constraint::{Admits, Constraints};
 use crate::nodes::Schedulable;
 use crate::platform::{self, Architectures};
 use crate::resolve::ImagePlatforms;
+use crate::settings::Settings;
 
 /// Prefix of every message and warning, so users know where it comes from.
 pub const PREFIX: &str = "image-arch-affinity";
@@ -169,6 +170,33 @@ pub(crate) fn daemon_set(
             "{tail}. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
         ),
     ))
+}
+
+/// No image of the Pod could be looked up: it is pinned to `fallbackArchitectures`.
+pub(crate) fn fallback(subject: &str, images: &[&str], settings: &Settings) -> String {
+    let listing = images
+        .iter()
+        .map(|image| format!("{image:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    capped(
+        &format!("{PREFIX}: no image of the {subject} could be looked up ("),
+        &listing,
+        &format!(
+            "): it is pinned as if they ran on {} (setting fallbackArchitectures)",
+            settings.fallback_architectures.join(", ")
+        ),
+    )
+}
+
+/// No image of the Pod could be looked up, and `fallbackArchitectures` fit none of the nodes it
+/// may run on.
+pub(crate) fn fallback_unfit(subject: &str, fallback: &Architectures) -> String {
+    format!(
+        "{PREFIX}: no image of the {subject} could be looked up, and the fallback architectures ({}; setting \
+         fallbackArchitectures) fit none of the nodes it may run on: it is not pinned",
+        platform::join(fallback, ", ")
+    )
 }
 
 /// A preferred-architecture annotation that names no architecture.

@@ -23,6 +23,12 @@ pub struct Settings {
     pub image_platforms: Vec<ImagePlatforms>,
     pub preferred_architecture: Option<String>,
     pub preferred_architecture_weight: i64,
+    /// Architectures to prefer, each with its weight: a preferred node affinity term for each
+    /// the Pod may finally run on (`preferredArchitecture` with its weight is the one-entry form).
+    pub preferred_architectures: Vec<WeightedArchitecture>,
+    /// Where to pin a Pod none of whose images could be looked up (under `onLookupFailure:
+    /// ignoreImage`); empty: such a Pod is left unpinned.
+    pub fallback_architectures: Vec<String>,
     /// Architecture -> tolerations that a Pod which may run there needs.
     pub architecture_tolerations: BTreeMap<String, Vec<Toleration>>,
     /// Pod label keys copied into every required node affinity term as `key In [value]`.
@@ -57,6 +63,8 @@ impl Default for Settings {
             image_platforms: Vec::new(),
             preferred_architecture: None,
             preferred_architecture_weight: DEFAULT_PREFERRED_WEIGHT,
+            preferred_architectures: Vec::new(),
+            fallback_architectures: Vec::new(),
             architecture_tolerations: BTreeMap::new(),
             match_node_labels: Vec::new(),
             workload_templates: TemplateMode::Validate,
@@ -98,6 +106,14 @@ pub enum TemplateMode {
     Validate,
     /// Write the constraints into the Pod template, so Pods arrive already pinned.
     Mutate,
+}
+
+/// An architecture to prefer, and the weight (1..100) of its preferred node affinity term.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WeightedArchitecture {
+    pub architecture: String,
+    pub weight: i64,
 }
 
 /// Node pools of one OS that autoscalers create from zero nodes.
@@ -196,6 +212,48 @@ impl Settings {
                 self.preferred_architecture_weight
             ));
         }
+        if let (Some(preferred), false) = (
+            &self.preferred_architecture,
+            self.preferred_architectures.is_empty(),
+        ) {
+            return Err(format!(
+                "preferredArchitecture and preferredArchitectures exclude each other: preferredArchitecture: {preferred} \
+                 with preferredArchitectureWeight: {weight} is preferredArchitectures: [{{architecture: {preferred}, weight: {weight}}}]",
+                weight = self.preferred_architecture_weight
+            ));
+        }
+        for (index, entry) in self.preferred_architectures.iter().enumerate() {
+            let field = format!("preferredArchitectures[{index}]");
+            self.check_architecture(&format!("{field}.architecture"), &entry.architecture)?;
+            if !(1..=100).contains(&entry.weight) {
+                return Err(format!(
+                    "{field}.weight: {} is outside 1..100 (the weight of a preferred node affinity term)",
+                    entry.weight
+                ));
+            }
+        }
+        let preferred: Vec<&String> = self
+            .preferred_architectures
+            .iter()
+            .map(|entry| &entry.architecture)
+            .collect();
+        no_duplicates("preferredArchitectures", &preferred)?;
+        for (index, arch) in self.fallback_architectures.iter().enumerate() {
+            self.check_architecture(&format!("fallbackArchitectures[{index}]"), arch)?;
+        }
+        no_duplicates(
+            "fallbackArchitectures",
+            &self.fallback_architectures.iter().collect::<Vec<_>>(),
+        )?;
+        if !self.fallback_architectures.is_empty()
+            && self.on_lookup_failure != OnLookupFailure::IgnoreImage
+        {
+            return Err(
+                "fallbackArchitectures applies under onLookupFailure: ignoreImage only (with accept a Pod whose \
+                 lookups fail is left unpinned, with reject it is rejected)"
+                    .to_string(),
+            );
+        }
         for (arch, tolerations) in &self.architecture_tolerations {
             platform::check_known_architecture("architectureTolerations", arch)?;
             for (index, toleration) in tolerations.iter().enumerate() {
@@ -279,6 +337,43 @@ impl Settings {
     pub fn schedulable(&self) -> Architectures {
         self.schedulable_architectures.iter().cloned().collect()
     }
+
+    /// The architectures to prefer and their weights, in order: `preferredArchitectures`, or
+    /// `preferredArchitecture` with `preferredArchitectureWeight`.
+    pub fn preferences(&self) -> Vec<(&str, i64)> {
+        match &self.preferred_architecture {
+            Some(preferred) => vec![(preferred.as_str(), self.preferred_architecture_weight)],
+            None => self
+                .preferred_architectures
+                .iter()
+                .map(|entry| (entry.architecture.as_str(), entry.weight))
+                .collect(),
+        }
+    }
+
+    /// A known architecture, within `schedulableArchitectures` when they are set.
+    fn check_architecture(&self, setting: &str, arch: &str) -> Result<(), String> {
+        platform::check_known_architecture(setting, arch)?;
+        if !self.schedulable_architectures.is_empty()
+            && !self.schedulable_architectures.iter().any(|a| a == arch)
+        {
+            return Err(format!(
+                "{setting}: {arch:?} is not one of schedulableArchitectures ({})",
+                self.schedulable_architectures.join(", ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The error names the setting and the value listed twice.
+fn no_duplicates(setting: &str, values: &[&String]) -> Result<(), String> {
+    for (index, value) in values.iter().enumerate() {
+        if values[..index].contains(value) {
+            return Err(format!("{setting}: {value:?} is listed twice"));
+        }
+    }
+    Ok(())
 }
 
 fn check_mirror(mirror: &str) -> Result<(), String> {
@@ -434,6 +529,66 @@ mod tests {
             Some(["amd64".to_string()].into())
         );
         assert_eq!(settings.configured_architectures("x", "ghcr.io/a:1"), None);
+    }
+
+    #[test]
+    fn weighted_preferences_and_fallback_architectures_are_checked() {
+        let settings = parse(
+            r#"{"preferredArchitectures":[{"architecture":"arm64","weight":80},{"architecture":"amd64","weight":20}],
+                "fallbackArchitectures":["amd64"]}"#,
+        )
+        .unwrap();
+        assert_eq!(settings.preferences(), [("arm64", 80), ("amd64", 20)]);
+        let one =
+            parse(r#"{"preferredArchitecture":"arm64","preferredArchitectureWeight":30}"#).unwrap();
+        assert_eq!(one.preferences(), [("arm64", 30)]);
+        let cases = [
+            (
+                r#"{"preferredArchitectures":[{"architecture":"aarch64","weight":80}]}"#,
+                "preferredArchitectures[0].architecture: unknown architecture \"aarch64\"; use a node `kubernetes.io/arch` value: 386, amd64, arm, arm64, loong64, mips, mips64, mips64le, mipsle, ppc64, ppc64le, riscv64, s390x, wasm",
+            ),
+            (
+                r#"{"preferredArchitectures":[{"architecture":"arm64","weight":80},{"architecture":"amd64","weight":0}]}"#,
+                "preferredArchitectures[1].weight: 0 is outside 1..100 (the weight of a preferred node affinity term)",
+            ),
+            (
+                r#"{"preferredArchitectures":[{"architecture":"arm64","weight":80},{"architecture":"arm64","weight":10}]}"#,
+                "preferredArchitectures: \"arm64\" is listed twice",
+            ),
+            (
+                r#"{"schedulableArchitectures":["amd64"],"preferredArchitectures":[{"architecture":"arm64","weight":80}]}"#,
+                "preferredArchitectures[0].architecture: \"arm64\" is not one of schedulableArchitectures (amd64)",
+            ),
+            (
+                r#"{"preferredArchitecture":"arm64","preferredArchitectures":[{"architecture":"amd64","weight":80}]}"#,
+                "preferredArchitecture and preferredArchitectures exclude each other: preferredArchitecture: arm64 with \
+                 preferredArchitectureWeight: 50 is preferredArchitectures: [{architecture: arm64, weight: 50}]",
+            ),
+            (
+                r#"{"preferredArchitectures":[{"architecture":"arm64"}]}"#,
+                "invalid settings: missing field `weight` at line 1 column 51",
+            ),
+            (
+                r#"{"fallbackArchitectures":["amd64","x86_64"]}"#,
+                "fallbackArchitectures[1]: unknown architecture \"x86_64\"; use a node `kubernetes.io/arch` value: 386, amd64, arm, arm64, loong64, mips, mips64, mips64le, mipsle, ppc64, ppc64le, riscv64, s390x, wasm",
+            ),
+            (
+                r#"{"fallbackArchitectures":["amd64","amd64"]}"#,
+                "fallbackArchitectures: \"amd64\" is listed twice",
+            ),
+            (
+                r#"{"schedulableArchitectures":["arm64"],"fallbackArchitectures":["amd64"]}"#,
+                "fallbackArchitectures[0]: \"amd64\" is not one of schedulableArchitectures (arm64)",
+            ),
+            (
+                r#"{"onLookupFailure":"accept","fallbackArchitectures":["amd64"]}"#,
+                "fallbackArchitectures applies under onLookupFailure: ignoreImage only (with accept a Pod whose \
+                 lookups fail is left unpinned, with reject it is rejected)",
+            ),
+        ];
+        for (json, message) in cases {
+            assert_eq!(parse(json).unwrap_err(), message, "{json}");
+        }
     }
 
     #[test]

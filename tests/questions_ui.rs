@@ -99,6 +99,7 @@ fn the_form_as_it_comes_is_valid() {
             "autoscaledArchitectures",
             "daemonSetTemplates",
             "defaultOperatingSystem",
+            "fallbackArchitectures",
             "imagePlatforms",
             "lookupBudgetMilliseconds",
             "matchNodeLabels",
@@ -107,6 +108,7 @@ fn the_form_as_it_comes_is_valid() {
             "pinWindowsBuild",
             "preferredArchitecture",
             "preferredArchitectureWeight",
+            "preferredArchitectures",
             "readNodes",
             "registryMirrors",
             "schedulableArchitectures",
@@ -219,8 +221,9 @@ fn a_sequence_entry_added_with_the_form_defaults_has_the_setting_shape() {
         // Parsing checks the field names and types (settings deny unknown fields).
         let parsed = Settings::from_json(&payload);
         assert!(parsed.is_ok(), "question {name}: {parsed:?}");
-        // A toleration from the form's defaults is the usual arch taint's toleration: valid.
-        if name.starts_with("architectureTolerations.") {
+        // A toleration from the form's defaults is the usual arch taint's toleration, a weighted
+        // preference arm64 at 50: valid.
+        if name.starts_with("architectureTolerations.") || name == "preferredArchitectures" {
             assert_eq!(validate(&settings), valid(), "question {name}");
         }
         checked.push(name.to_string());
@@ -229,6 +232,7 @@ fn a_sequence_entry_added_with_the_form_defaults_has_the_setting_shape() {
         checked,
         [
             "imagePlatforms",
+            "preferredArchitectures",
             "architectureTolerations.amd64",
             "architectureTolerations.arm64",
             "architectureTolerations.ppc64le",

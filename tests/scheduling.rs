@@ -1110,8 +1110,24 @@ fn check_node_aware(
         .map(|(os, arches)| json!({"os": os, "architectures": arches}))
         .collect::<Vec<_>>());
     fixed["schedulableArchitectures"] = json!(architectures);
+    // The weighted form of a preferred architecture, every other case; a fallback for Pods none
+    // of whose images could be looked up, under ignoreImage.
+    let weighted = case.pod["metadata"]["labels"]["zone"] == "a";
+    for settings in [&mut node_aware, &mut fixed] {
+        let map = settings.as_object_mut().unwrap();
+        if let (true, Some(preferred)) = (weighted, map.remove("preferredArchitecture")) {
+            map.insert("preferredArchitectures".into(), json!([
+                {"architecture": preferred, "weight": 70}, {"architecture": "arm64", "weight": 30}]));
+        }
+        if map
+            .get("onLookupFailure")
+            .is_some_and(|l| l == "ignoreImage")
+        {
+            map.insert("fallbackArchitectures".into(), json!([architectures[0]]));
+        }
+    }
     // A preferred architecture the cluster lacks is never added either way; the setting refuses
-    // one outside schedulableArchitectures.
+    // one outside schedulableArchitectures (or listed twice).
     if fixed["preferredArchitecture"]
         .as_str()
         .is_some_and(|p| !architectures.contains(&p))
@@ -1120,6 +1136,26 @@ fn check_node_aware(
             .as_object_mut()
             .unwrap()
             .remove("preferredArchitecture");
+    }
+    for settings in [&mut node_aware, &mut fixed] {
+        let list = settings
+            .get_mut("preferredArchitectures")
+            .and_then(Value::as_array_mut);
+        if let Some(list) = list {
+            if list[0]["architecture"] == list[1]["architecture"] {
+                list.pop();
+            }
+        }
+    }
+    if let Some(list) = fixed
+        .get_mut("preferredArchitectures")
+        .and_then(Value::as_array_mut)
+    {
+        list.retain(|entry| {
+            entry["architecture"]
+                .as_str()
+                .is_some_and(|a| architectures.contains(&a))
+        });
     }
     let evaluate = |settings: &Value| {
         let mut nodes = cluster.fixture();
