@@ -220,8 +220,12 @@ evaluate() {
     "preferredArchitectureWeight: 0 is outside 1..100 (the weight of a preferred node affinity term)"
   refused '{"schedulableArchitectures":["x86_64"]}' \
     'schedulableArchitectures: unknown architecture "x86_64"; use a node `kubernetes.io/arch` value: 386, amd64, arm, arm64, loong64, mips, mips64, mips64le, mipsle, ppc64, ppc64le, riscv64, s390x, wasm'
+  refused '{"preferredArchitectures":[{"architecture":"arm64","weight":80},{"architecture":"arm64","weight":10}]}' \
+    'preferredArchitectures: "arm64" is listed twice'
+  refused '{"onLookupFailure":"accept","fallbackArchitectures":["amd64"]}' \
+    'fallbackArchitectures applies under onLookupFailure: ignoreImage only (with accept a Pod whose lookups fail is left unpinned, with reject it is rejected)'
   refused '{"onLookupFailur":"accept"}' \
-    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild` at line 1 column 17'
+    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `preferredArchitectures`, `fallbackArchitectures`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild` at line 1 column 17'
 }
 
 @test "index entries without an os field: the host cannot parse the index, a lookup failure" {
@@ -278,6 +282,28 @@ evaluate() {
   evaluate --allowed-host-capabilities='net/*' --settings-json '{"onLookupFailure":"reject"}'
   [ "$(allowed)" = false ]
   [[ "$(message)" == "image-arch-affinity: cannot tell which architectures the Pod's images run on: image \"$REGISTRY/multi/oci-index:1.0\": Policy has not been granted access to the 'oci/v1/oci_manifest' host capability. The violation has been reported.; "* ]]
+}
+
+@test "preferredArchitectures: weighted preferred terms for the architectures the Pod may run on" {
+  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0")"
+  evaluate --settings-json '{"preferredArchitectures":[{"architecture":"arm64","weight":80},{"architecture":"s390x","weight":30},{"architecture":"amd64","weight":20}]}'
+  [ "$(patch | jq -cS .)" = "$(pin_patch amd64 arm64 | jq -cS '.[1].value.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution = [
+    {weight: 80, preference: {matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["arm64"]}]}},
+    {weight: 20, preference: {matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["amd64"]}]}}]')" ]
+  [ "$(warnings)" = null ]
+}
+
+@test "fallbackArchitectures: a Pod none of whose images could be looked up is pinned to them, with a warning" {
+  pod_request "$(containers "$REGISTRY/nope/missing:1.0")"
+  evaluate --settings-json '{"fallbackArchitectures":["amd64"]}'
+  [ "$(patch)" = "$(pin_patch amd64)" ]
+  unknown="Fail to interact with OCI registry: Registry error: envelope: OCI API errors: [OCI API error: manifest unknown]"
+  [ "$(warnings)" = "$(jq -nc --arg a "$(ignored_warning "$REGISTRY/nope/missing:1.0" "$unknown")" \
+    --arg b "image-arch-affinity: no image of the Pod could be looked up (\"$REGISTRY/nope/missing:1.0\"): it is pinned as if they ran on amd64 (setting fallbackArchitectures)" '[$a, $b]')" ]
+  # Unset: left unpinned.
+  evaluate
+  [ "$(patch)" = none ]
+  [ "$(warning_count)" = 1 ]
 }
 
 # ---- workloads ----

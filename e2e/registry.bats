@@ -40,7 +40,8 @@ manifest_head() {
 @test "every fixture tag exists" {
   for ref in multi/oci-index multi/docker-list single/arm64-oci single/amd64-docker \
              multi/windows-linux multi/windows-only single/armv7 multi/no-os multi/empty-os \
-             multi/attestations-only multi/empty-index multi/s390x-only; do
+             multi/attestations-only multi/empty-index multi/s390x-only multi/odd-values \
+             multi/windows-odd-build; do
     run manifest_head "$ref" 1.0
     [ "$status" -eq 0 ] || { echo "missing $ref"; false; }
   done

@@ -75,6 +75,23 @@ no_common_warning() {
   printf '%s%s%s' "$1" "$(cut_middle "$2" "$room")" "$tail"
 }
 
+# capped LEAD MIDDLE TAIL: the policy's warning of LEAD, MIDDLE and TAIL that fits 256
+# characters: MIDDLE cut in its middle first (at least 40 kept), then what precedes TAIL; TAIL
+# whole. Counted in characters (jq), as the policy counts them.
+capped() {
+  jq -nr --arg lead "$1" --arg middle "$2" --arg tail "$3" '
+    def cut($s; $max): if ($s | length) <= $max then $s
+      else ((($max - 3) / 3) | floor) as $t | $s[0:($max - 3 - $t)] + " … " + $s[($s | length) - $t:] end;
+    ([256 - ($lead | length) - ($tail | length), 40] | max) as $room
+    | cut($lead + cut($middle; $room); 256 - ($tail | length)) + $tail'
+}
+
+# left_out_warning IMAGE VALUES: the warning for an image's index entries left out because no
+# node reports VALUES (`architecture "x y", os "plan9"`).
+left_out_warning() {
+  capped "image-arch-affinity: image \"$1\": index entries left out of the architecture decision (no node reports " "$2" ")"
+}
+
 # The patch for a Pod without affinity nor annotations pinned to ARCH...
 pin_patch() {
   local arches

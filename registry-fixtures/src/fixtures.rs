@@ -180,7 +180,17 @@ impl Platform<'_> {
             s.push('_');
             s.push_str(v);
         }
-        s.to_uppercase()
+        // A shell variable name, whatever the platform says (the odd-values fixtures).
+        s.chars()
+            .take(40)
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect()
     }
 }
 
@@ -330,8 +340,14 @@ fn fixture(repository: &str, description: &str, top: Manifest, children: Vec<Man
 fn multi(repository: &str, description: &str, kind: Kind, platforms: &[Platform]) -> Fixture {
     let mut entries = Vec::new();
     let mut children = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for p in platforms {
-        let m = image(kind, &p.slug(), repository, p);
+        let mut name = p.slug();
+        if names.contains(&name) {
+            name = format!("{name}_{}", names.len() + 1);
+        }
+        names.push(name.clone());
+        let m = image(kind, &name, repository, p);
         children.push(m.clone());
         entries.push(Entry::Image(
             m,
@@ -531,6 +547,36 @@ pub fn all() -> Vec<Fixture> {
         "OCI index: linux/s390x only",
         Kind::Oci,
         &[linux("s390x", None)],
+    ));
+    // Values no node reports, as a careless or hostile image index carries them.
+    let long_arch = "a".repeat(64);
+    out.push(multi(
+        "multi/odd-values",
+        "OCI index: linux/amd64, and linux entries whose architecture no node reports (a space, \
+         selector syntax, 64 characters, an unknown name)",
+        Kind::Oci,
+        &[
+            linux("amd64", None),
+            linux("arm 64", None),
+            linux("s390x),pool in (zz", None),
+            linux(&long_arch, None),
+            linux("sparc64", None),
+        ],
+    ));
+    out.push(multi(
+        "multi/windows-odd-build",
+        "OCI index: windows/amd64 of build 10.0.20348, and one whose os.version carries selector syntax",
+        Kind::Oci,
+        &[
+            Platform {
+                os_version: Some(WINDOWS_VERSION),
+                ..windows
+            },
+            Platform {
+                os_version: Some("10.0.17763),node.kubernetes.io/windows-build in (1"),
+                ..windows
+            },
+        ],
     ));
 
     out
@@ -745,7 +791,7 @@ mod tests {
             }
             assert!(seen.insert(x.top.digest.clone()), "duplicate {}", x.name());
         }
-        assert_eq!(a.len(), 12);
+        assert_eq!(a.len(), 14);
     }
 
     #[test]
