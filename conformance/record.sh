@@ -210,6 +210,39 @@ record nodes-session-exhausted "readNodes: a session with no exchange left for t
 record nodes-not-allowed "readNodes without --allow-context-aware: the host refuses the Node list" --session "$S" \
   --settings-json '{"readNodes":true}'
 
+{ oci $N/multi:1.0 linux/amd64 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"; } >"$S"
+pod_request "$(containers $N/multi:1.0 | jq -c '. + {nodeSelector: {"kubernetes.io/arch": "arm64"}}')"
+record nodes-can-only-wait "readNodes: a Pod whose nodeSelector asks for arm64 in a cluster of amd64 Nodes: refused" --session "$S" "${readnodes[@]}"
+{ oci $N/multi:1.0 linux/amd64 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$( (node s390x-1 linux s390x) | node_list)"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"; } >"$S"
+pod_request "$(containers $N/multi:1.0)"
+record nodes-pin-cut-to-cluster "readNodes: a multi-arch Pod in a cluster of amd64 and s390x Nodes: pinned to amd64 only" --session "$S" "${readnodes[@]}"
+{ oci_windows $N/win-2022:1.0 10.0.20348.2527
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY"
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch in (amd64)" "$( (node win-2 windows amd64 '{"metadata":{"labels":{"node.kubernetes.io/windows-build":"10.0.17763"}}}'; win_nodes) | node_list)"; } >"$S"
+pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$N'/win-2022:1.0"}]}'
+record nodes-windows-builds "readNodes, pinWindowsBuild: Windows Nodes of two builds, read with the fixed selectors: pinned to the image's" --session "$S" \
+  --allow-context-aware --settings-json '{"readNodes":true,"pinWindowsBuild":true}'
+
+# ---- untrusted values, weighted preferences, the fallback ----
+pod_request "$(containers "$R/multi/odd-values:1.0")"
+record untrusted-odd-index-entries "Index entries whose architecture no node reports: left out with a warning"
+pod_request "$(containers "$R/multi/windows-odd-build:1.0" | jq -c '. + {os: {name: "windows"}}')"
+record untrusted-odd-windows-build "A Windows entry whose os.version carries selector syntax: left out" --settings-json '{"pinWindowsBuild":true}'
+pod_request "$(containers "$R/multi/oci-index:1.0" | jq -c '. + {nodeSelector: {"kubernetes.io/os": "linux),x in (y"}}')"
+record untrusted-pod-os "A Pod asking for an OS no node runs: refused without lookups"
+pod_request "$(containers "$R/multi/oci-index:1.0")"
+record preferred-weighted "preferredArchitectures: weighted preferred terms" \
+  --settings-json '{"preferredArchitectures":[{"architecture":"arm64","weight":80},{"architecture":"s390x","weight":30},{"architecture":"amd64","weight":20}]}'
+pod_request "$(containers "$R/nope/missing:1.0")"
+record fallback-pinned "fallbackArchitectures: a Pod none of whose images could be looked up is pinned to them" \
+  --settings-json '{"fallbackArchitectures":["amd64"]}'
+record settings-fallback-needs-ignore-image "fallbackArchitectures under onLookupFailure: accept: refused at load" \
+  --settings-json '{"onLookupFailure":"accept","fallbackArchitectures":["amd64"]}'
+
 # ---- settings refused at load ----
 pod_request "$(containers "$R/multi/oci-index:1.0")"
 record settings-weight-out-of-range "preferredArchitectureWeight 0: refused at load" --settings-json '{"preferredArchitectureWeight":0}'
