@@ -479,3 +479,89 @@ fn what_is_read_does_not_grow_with_the_cluster_when_images_cover_it() {
     r.assert_accepted_unchanged();
     assert_eq!(cluster.calls.len(), 1);
 }
+
+// ---- what is read, per case (README and docs/node-aware.md) ----
+
+/// The Node calls and the Nodes their answers hold, for one evaluation of `object` in `cluster`.
+fn reads(cluster: &mut FixtureCluster, object: &Value, settings_json: Value) -> (usize, usize) {
+    cluster.nodes_read = 0;
+    node_aware(cluster, object, settings_json);
+    (cluster.calls.len(), cluster.nodes_read)
+}
+
+#[test]
+fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
+    // 2,500 amd64 and 2,500 arm64 Linux Nodes, 10 Windows amd64 Nodes of two builds.
+    let mut nodes: Vec<Value> = (0..5000)
+        .map(|i| {
+            node(
+                &format!("n{i}"),
+                "linux",
+                if i % 2 == 0 { "amd64" } else { "arm64" },
+            )
+        })
+        .collect();
+    for i in 0..10 {
+        let mut windows = node(&format!("w{i}"), "windows", "amd64");
+        if i % 2 == 0 {
+            windows["metadata"]["labels"]["node.kubernetes.io/windows-build"] = json!("10.0.17763");
+        }
+        nodes.push(windows);
+    }
+    let mut cluster = FixtureCluster::of(nodes);
+    let multi = pod(&["multi:1"], json!({}));
+    let amd = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
+    // Multi-arch images covering every architecture the cluster has: one list, no Node.
+    assert_eq!(reads(&mut cluster, &multi, json!({})), (1, 0));
+    // Pinned: the Nodes of the other architectures, then those of the images'.
+    assert_eq!(reads(&mut cluster, &amd, json!({})), (2, 5000));
+    // An autoscaled pool of the images' architecture: the other Nodes only.
+    let pool = json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]});
+    assert_eq!(reads(&mut cluster, &arm, pool), (1, 2500));
+    // The Pod's own constraints admit only the images' architecture: whether such Nodes exist.
+    let selected = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64"}}),
+    );
+    assert_eq!(reads(&mut cluster, &selected, json!({})), (1, 2500));
+    // They admit none: refused, the message naming what the cluster has.
+    let conflict = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}),
+    );
+    assert_eq!(reads(&mut cluster, &conflict, json!({})), (2, 5000));
+    // Tolerations of an image architecture: added only if such Nodes exist, so they are read.
+    let tolerations = json!({"architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}});
+    assert_eq!(reads(&mut cluster, &multi, tolerations), (2, 5000));
+    // A bound Pod: its Node.
+    cluster.calls.clear();
+    node_aware(
+        &mut cluster,
+        &pod(&["multi:1"], json!({"nodeName": "n1"})),
+        json!({}),
+    );
+    assert_eq!(cluster.calls.len(), 1);
+    // A Windows Pod pinned to its images' OS build: every Windows Node, in the two lists.
+    let windows = json!({"os": {"name": "windows"}});
+    let mut registry = FixtureRegistry::new();
+    registry.index(
+        "ghcr.io/org/win:1",
+        r#"{"schemaVersion":2,"manifests":[{"platform":{"os":"windows","architecture":"amd64","os.version":"10.0.20348.1"}}]}"#,
+    );
+    cluster.nodes_read = 0;
+    let r = run_in_cluster(
+        &mut registry,
+        &mut cluster,
+        "Pod",
+        "CREATE",
+        &pod(&["ghcr.io/org/win:1"], windows),
+        &Value::Null,
+        &settings(json!({"readNodes": true, "pinWindowsBuild": true})),
+    );
+    assert_eq!((cluster.calls.len(), cluster.nodes_read), (2, 10));
+    assert_eq!(
+        r.patch.as_ref().map(|p| p[1]["value"]["nodeAffinity"].to_string()),
+        Some(r#"{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"node.kubernetes.io/windows-build","operator":"In","values":["10.0.20348"]}]}]}}"#.to_string())
+    );
+}

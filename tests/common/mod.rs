@@ -263,6 +263,8 @@ pub struct FixtureCluster {
     pub failure: Option<String>,
     pub fail_from: Option<usize>,
     pub calls: Vec<String>,
+    /// The Nodes the answers held, in all.
+    pub nodes_read: usize,
 }
 
 /// A Node shaped like a real one (kubelet labels, a taint or a cordon when asked, status).
@@ -382,6 +384,7 @@ impl Cluster for FixtureCluster {
             })
             .map(|node| masked(node, masks))
             .collect();
+        self.nodes_read += items.len();
         Ok(json!({"apiVersion": "v1", "kind": "NodeList", "metadata": {"resourceVersion": "1"}, "items": items})
             .to_string()
             .into_bytes())
@@ -418,6 +421,7 @@ pub fn run_in_cluster(
 ) -> Run {
     registry.calls.clear();
     cluster.calls.clear();
+    let nodes_read = cluster.nodes_read;
     let decision = policy::evaluate(
         Request {
             kind,
@@ -434,6 +438,8 @@ pub fn run_in_cluster(
     // decision and, when mutated, the same object, after the same lookups.
     let calls = std::mem::take(&mut registry.calls);
     let cluster_calls = std::mem::take(&mut cluster.calls);
+    // Counted for one evaluation.
+    let read_once = cluster.nodes_read;
     let json = |value: &Value| serde_json::to_string(value).expect("JSON");
     let (object_json, old_object_json) = (json(object), json(old_object));
     fn read(json: &str) -> Option<Sparse<'_>> {
@@ -472,6 +478,8 @@ pub fn run_in_cluster(
         cluster.calls, cluster_calls,
         "the sparse reading reads the same Nodes"
     );
+    assert_eq!(cluster.nodes_read - read_once, read_once - nodes_read);
+    cluster.nodes_read = read_once;
     let patch = match &decision.verdict {
         Verdict::Mutate(mutated) => {
             Some(serde_json::to_value(json_patch::diff(object, mutated)).expect("patch serializes"))
