@@ -6,7 +6,8 @@
 # (or `embedded-host run ... policy.wasm`, with metadata.yml beside the module), prints which host
 # ran it, the response and the decoded JSON patch, and stops the registry.
 # Knobs: RUN_HOST, KWCTL (default .tools/bin/kwctl), EMBEDDED_HOST (default
-# target/debug/embedded-host), SETTINGS (settings JSON, default {}).
+# target/debug/embedded-host), SETTINGS (settings JSON, default {}), REQUEST (an AdmissionRequest
+# whose images read REGISTRY/..., default test_data/pod-multi-arch.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KWCTL=${KWCTL:-.tools/bin/kwctl}
@@ -34,7 +35,7 @@ registry_seed >/dev/null
 # The example request names its images REGISTRY/...: point them at the local registry, whose
 # sources.yml (written by registry_start) lists it as insecure (plain HTTP).
 cd "$REGISTRY_DIR"
-sed "s|REGISTRY|$REGISTRY|g" "$OLDPWD/test_data/pod-multi-arch.json" >request.json
+sed "s|REGISTRY|$REGISTRY|g" "$OLDPWD/${REQUEST:-test_data/pod-multi-arch.json}" >request.json
 cp "$OLDPWD/$module" "$module"
 cp "$OLDPWD/metadata.yml" metadata.yml
 echo "Pod images:"
@@ -52,5 +53,5 @@ echo "Response:"
 echo "$response" | jq 'del(.patch)'
 if [ "$(echo "$response" | jq -r 'has("patch")')" = true ]; then
   echo "Patch:"
-  echo "$response" | jq -r '.patch | @base64d' | jq .
+  echo "$response" | jq -r '.patch | @base64d' | jq -c '.[]'
 fi
