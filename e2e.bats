@@ -375,9 +375,33 @@ readme_block() {
   [ "$status" -eq 0 ]
   [[ "$output" == *"\$ $readme_cmd"* ]]
   [[ "$output" == *'"allowed": true'* ]]
-  # The decoded patch, pretty-printed: the Pod pinned to arm64 (its init container is arm64 only).
-  patch=$(echo "$output" | sed -n '/^Patch:$/,$p' | tail -n +2 | jq -c .)
+  # The decoded patch, one operation per line: the Pod pinned to arm64 (its init container is arm64 only).
+  patch=$(echo "$output" | sed -n '/^Patch:$/,$p' | tail -n +2 | jq -cs .)
   [ "$patch" = "$(pin_patch arm64)" ]
+}
+
+@test "the README's examples: each command run on this host prints the lines shown" {
+  # Each ```console block under "## Examples": `$ make run ...`, then lines its output must hold
+  # (the local registry's address read as REGISTRY; JSON lines compared as JSON).
+  awk '/^## / {f = ($0 == "## Examples")} f && /^```console$/ {b = 1; n++; next} b && /^```$/ {b = 0; next} b {print n "\t" $0}' \
+    README.md >"$BATS_TEST_TMPDIR/examples"
+  [ "$(cut -f 1 "$BATS_TEST_TMPDIR/examples" | sort -u | wc -l)" -eq 3 ]
+  for n in 1 2 3; do
+    cmd=$(awk -F '\t' -v n=$n '$1 == n {print $2; exit}' "$BATS_TEST_TMPDIR/examples")
+    [[ "$cmd" == '$ make run'* ]]
+    eval "set -- ${cmd#\$ make }"
+    run make -s "$@" RUN_HOST="$E2E_HOST" KWCTL="$KWCTL"
+    [ "$status" -eq 0 ]
+    out=$(echo "$output" | sed -E 's|127\.0\.0\.1:[0-9]+|REGISTRY|g')
+    while IFS= read -r line; do
+      if [[ "$line" == '{'* ]]; then
+        want=$(echo "$line" | jq -cS .)
+        echo "$out" | grep '^{"' | jq -cS . | grep -qxF "$want" || { echo "example $n: no JSON line $line"; false; }
+      else
+        echo "$out" | grep -qxF -- "$line" || { echo "example $n: no line $line"; false; }
+      fi
+    done < <(awk -F '\t' -v n=$n '$1 == n {print $2}' "$BATS_TEST_TMPDIR/examples" | tail -n +2)
+  done
 }
 
 @test "the README's ClusterAdmissionPolicy runs on the host (module replaced by the local build)" {

@@ -279,9 +279,9 @@ bench() {
   echo "# kwctl bench (min mean max): covered, any cluster size: $covered; pinned, 3 Nodes: $pinned; without readNodes: $without" >&3
 }
 
-@test "the README's node-aware ClusterAdmissionPolicy runs on the host with replayed Nodes" {
-  awk '/^\*\*Install.\*\* List Nodes/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
-    README.md >"$BATS_TEST_TMPDIR/policy.yaml"
+@test "docs/node-aware.md's ClusterAdmissionPolicy runs on the host with replayed Nodes" {
+  awk '/^## Install$/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
+    docs/node-aware.md >"$BATS_TEST_TMPDIR/policy.yaml"
   grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
   grep -q '^    readNodes: true$' "$BATS_TEST_TMPDIR/policy.yaml"
   sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"

@@ -46,6 +46,19 @@ not-mutating:
   hostCapabilities: ["oci/*"]
   settings: {}
 YAML
+  # The README's ClusterAdmissionPolicy as the controller hands it to policy-server: module,
+  # mutating, timeoutEvalSeconds and settings; its selectors have no place in this file (the
+  # controller writes them into the webhook configuration, for the API server).
+  awk '/^## Install with Kubewarden/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
+    README.md >"$BATS_FILE_TMPDIR/readme-policy.yaml"
+  {
+    echo "readme:"
+    echo "  module: $module"
+    echo "  allowedToMutate: $(sed -n 's/^  mutating: \([a-z]*\).*/\1/p' "$BATS_FILE_TMPDIR/readme-policy.yaml")"
+    echo '  hostCapabilities: ["*"]'
+    sed -n 's/^  \(timeoutEvalSeconds: [0-9]*\).*/  \1/p' "$BATS_FILE_TMPDIR/readme-policy.yaml"
+    sed -n '/^  settings:$/,$p' "$BATS_FILE_TMPDIR/readme-policy.yaml"
+  } >>"$BATS_FILE_TMPDIR/policies.yml"
   source e2e/policy-server.bash
   policy_server_start "$BATS_FILE_TMPDIR/policies.yml"
 }
@@ -144,4 +157,30 @@ NOT_ALLOWED_TO_MUTATE="Request rejected by policy not-mutating. The policy attem
   validate not-mutating
   [ "$(allowed)" = false ]
   [ "$(message)" = "$NOT_ALLOWED_TO_MUTATE" ]
+}
+
+@test "the README's policy in policy-server: its settings apply; the skip label is the API server's business" {
+  grep -qxF '  allowedToMutate: true' "$BATS_FILE_TMPDIR/policies.yml"
+  grep -qxF '  timeoutEvalSeconds: 10' "$BATS_FILE_TMPDIR/policies.yml"
+  # The opt-out the README documents: an objectSelector and a namespaceSelector on the label.
+  grep -qxF '  objectSelector:         # opt-out: Pods and workloads labelled image-arch-affinity.kubewarden.io/skip=true' \
+    "$BATS_FILE_TMPDIR/readme-policy.yaml"
+  [ "$(grep -cxF '      - {key: image-arch-affinity.kubewarden.io/skip, operator: NotIn, values: ["true"]}' \
+    "$BATS_FILE_TMPDIR/readme-policy.yaml")" -eq 2 ]
+  # The README's settings (schedulableArchitectures: [amd64, arm64]): an amd64 and arm64 Pod is
+  # left unpinned, an arm64-only one pinned.
+  pod_request "$(containers "$REGISTRY/multi/oci-index:1.0")"
+  validate readme
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = none ]
+  pod_request "$(containers "$REGISTRY/single/arm64-oci:1.0" "$REGISTRY/multi/oci-index:1.0")"
+  validate readme
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+  # A Pod carrying the skip label that reaches policy-server is evaluated like any other:
+  # policy-server has no selector of its own; the API server never sends it the exempt ones.
+  pod_request "$(containers "$REGISTRY/single/arm64-oci:1.0" "$REGISTRY/multi/oci-index:1.0")" \
+    '{"labels": {"image-arch-affinity.kubewarden.io/skip": "true"}}'
+  validate readme
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = "$(pin_patch arm64)" ]
 }

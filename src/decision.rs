@@ -1,6 +1,6 @@
-//! The decision on one Pod or Pod template, the same for both, in the README's steps (`decide`):
-//! read its images and the constraints on its nodes (`constraint`), decide from them, and edit
-//! it (`affinity`, `tolerations`); the texts are `message`'s. Plain Rust over plain data:
+//! The decision on one Pod or Pod template, the same for both, in the steps of docs/design.md
+//! (`decide`): read its images and the constraints on its nodes (`constraint`), decide from
+//! them, and edit it (`affinity`, `tolerations`); the texts are `message`'s. Plain Rust over plain data:
 //! `policy` routes requests here, `workload` finds the templates.
 
 use serde_json::Value;
@@ -121,8 +121,8 @@ impl Facts<'_> {
     }
 }
 
-/// The README's steps ("What it does"), each a function that either gives what the next one
-/// needs or settles the outcome (the error).
+/// The steps of docs/design.md ("What it does, step by step"), each a function that either
+/// gives what the next one needs or settles the outcome (the error).
 fn steps(
     pod: &mut Value,
     subject: Subject,

@@ -480,7 +480,7 @@ fn what_is_read_does_not_grow_with_the_cluster_when_images_cover_it() {
     assert_eq!(cluster.calls.len(), 1);
 }
 
-// ---- what is read, per case (README and docs/node-aware.md) ----
+// ---- what is read, per case (docs/node-aware.md) ----
 
 /// The Node calls and the Nodes their answers hold, for one evaluation of `object` in `cluster`.
 fn reads(cluster: &mut FixtureCluster, object: &Value, settings_json: Value) -> (usize, usize) {

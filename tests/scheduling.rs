@@ -21,7 +21,7 @@
 //! statement of which nodes the Pods that do not say run on) and, when `schedulableArchitectures`
 //! is set, of those architectures (the cluster has no others).
 //!
-//! For every Pod the README's skip rules do not exempt:
+//! For every Pod the skip rules of docs/design.md do not exempt:
 //! - rejected (or, with `onNoCommonArchitecture: accept`, warned about and left unchanged) <=>
 //!   no node the Pod admits has an architecture every image runs on;
 //! - accepted => the resulting Pod admits exactly the nodes the original admits whose
@@ -745,7 +745,7 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         }
     };
     // Pods are always pinned; a workload template only with `workloadTemplates: mutate`, a
-    // DaemonSet's also with `daemonSetTemplates: mutate` (README "Workloads").
+    // DaemonSet's also with `daemonSetTemplates: mutate` (docs/design.md "Workloads").
     let mode = |key: &str| case.settings[key] == "mutate";
     let pinned = kind == "Pod"
         || mode("workloadTemplates")
@@ -805,7 +805,7 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
     );
     // The tolerations of exactly the architectures it may run on.
     let finally: BTreeSet<&str> = now.iter().map(|i| universe[*i].arch()).collect();
-    // The preferred term (README Settings): for the annotation's architecture, else the setting's,
+    // The preferred term (README settings): for the annotation's architecture, else the setting's,
     // added when the Pod may finally run on several architectures including it and has no
     // preferred term on kubernetes.io/arch.
     let preferred_terms = |spec: &Value| {
