@@ -359,10 +359,7 @@ evaluate() {
 
 # ---- the README's commands and examples ----
 
-# readme_block HEADING_REGEX: the first ``` block after the first README line matching it.
-readme_block() {
-  awk -v re="$1" 'f == 0 && $0 ~ re {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' README.md
-}
+readme_block() { doc_block README.md "$1"; }
 
 @test "make run (the README's first command): the example Pod on this host, response and decoded patch" {
   # The command lines the README shows are the ones scripts/run-example.sh runs and prints.

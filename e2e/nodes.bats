@@ -280,8 +280,7 @@ bench() {
 }
 
 @test "docs/node-aware.md's ClusterAdmissionPolicy runs on the host with replayed Nodes" {
-  awk '/^## Install$/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
-    docs/node-aware.md >"$BATS_TEST_TMPDIR/policy.yaml"
+  doc_block docs/node-aware.md '^## Install$' >"$BATS_TEST_TMPDIR/policy.yaml"
   grep -q '^kind: ClusterAdmissionPolicy$' "$BATS_TEST_TMPDIR/policy.yaml"
   grep -q '^    readNodes: true$' "$BATS_TEST_TMPDIR/policy.yaml"
   sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"

@@ -49,8 +49,7 @@ YAML
   # The README's ClusterAdmissionPolicy as the controller hands it to policy-server: module,
   # mutating, timeoutEvalSeconds and settings; its selectors have no place in this file (the
   # controller writes them into the webhook configuration, for the API server).
-  awk '/^## Install with Kubewarden/ {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' \
-    README.md >"$BATS_FILE_TMPDIR/readme-policy.yaml"
+  doc_block README.md '^## Install with Kubewarden' >"$BATS_FILE_TMPDIR/readme-policy.yaml"
   {
     echo "readme:"
     echo "  module: $module"

@@ -150,3 +150,9 @@ manifest_calls() {
 manifest_images() {
   recorded_calls "$1" | awk '$1 == "OciManifest" {print $2}' | jq -R . | jq -sc .
 }
+
+# doc_block FILE HEADING_REGEX: the first ``` block after the first line of FILE matching the
+# regex (the README's and docs' blocks that the suites run).
+doc_block() {
+  awk -v re="$2" 'f == 0 && $0 ~ re {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2' "$1"
+}

@@ -35,7 +35,9 @@ registry_seed >/dev/null
 # The example request names its images REGISTRY/...: point them at the local registry, whose
 # sources.yml (written by registry_start) lists it as insecure (plain HTTP).
 cd "$REGISTRY_DIR"
-sed "s|REGISTRY|$REGISTRY|g" "$OLDPWD/${REQUEST:-test_data/pod-multi-arch.json}" >request.json
+request=${REQUEST:-test_data/pod-multi-arch.json}
+[[ "$request" == /* ]] || request="$OLDPWD/$request"
+sed "s|REGISTRY|$REGISTRY|g" "$request" >request.json
 cp "$OLDPWD/$module" "$module"
 cp "$OLDPWD/metadata.yml" metadata.yml
 echo "Pod images:"
