@@ -1,7 +1,7 @@
 //! The decision on one Pod or Pod template, the same for both, in the steps of docs/design.md
 //! (`decide`): read its images and the constraints on its nodes (`constraint`), decide from
-//! them, and edit it (`affinity`, `tolerations`); the texts are `message`'s. Plain Rust over plain data:
-//! `policy` routes requests here, `workload` finds the templates.
+//! them, and edit it (`affinity`, `tolerations`); the texts are `message`'s. Plain Rust over
+//! plain data: `policy` routes requests here, `workload` finds the templates.
 
 use serde_json::Value;
 
