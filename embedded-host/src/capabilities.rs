@@ -1,7 +1,7 @@
 //! The host calls a policy makes (waPC binding `kubewarden`), answered as policy-evaluator's
 //! `host_callback` answers them: the grant checks and their texts, the SDK's logging, the OCI
-//! lookups (`registry`) and the Kubernetes calls (from a replay session), each call through the
-//! `session` so that it can be recorded or replayed.
+//! lookups (`registry`) and the Kubernetes calls (`cluster`, or a replay session), each call
+//! through the `session` so that it can be recorded or replayed.
 
 use std::collections::BTreeSet;
 
@@ -9,6 +9,7 @@ use anyhow::{anyhow, Result};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::cluster::Cluster;
 use crate::registry::Registry;
 use crate::session::{Request, Session};
 
@@ -44,6 +45,8 @@ pub struct Host {
     pub resources: BTreeSet<Resource>,
     pub session: Session,
     pub registry: Registry,
+    /// The cluster the Kubernetes calls read (a context-aware policy not replaying a session).
+    pub cluster: Option<Cluster>,
 }
 
 impl Host {
@@ -91,12 +94,47 @@ impl Host {
         }
         let request: Request =
             serde_json::from_value(json!({ variant: payload })).map_err(|e| e.to_string())?;
-        let registry = &self.registry;
+        let (registry, cluster) = (&self.registry, self.cluster.as_ref());
         self.session
-            .answer(request, |request| match request {
-                Request::OciManifest { image } => registry.manifest(image),
-                Request::OciManifestAndConfig { image } => registry.manifest_and_config(image),
-                _ => Err(anyhow!("the embedded host reads no cluster: Kubernetes calls are answered from --replay-host-capabilities-interactions only")),
+            .answer(request, |request| match (request, cluster) {
+                (Request::OciManifest { image }, _) => registry.manifest(image),
+                (Request::OciManifestAndConfig { image }, _) => registry.manifest_and_config(image),
+                (
+                    Request::KubernetesListResourceAll {
+                        api_version,
+                        kind,
+                        label_selector,
+                        field_selector,
+                        field_masks,
+                    },
+                    Some(cluster),
+                ) => cluster.list_all(
+                    api_version,
+                    kind,
+                    label_selector.as_deref(),
+                    field_selector.as_deref(),
+                    field_masks.as_ref(),
+                ),
+                (
+                    Request::KubernetesGetResource {
+                        api_version,
+                        kind,
+                        name,
+                        namespace,
+                        field_masks,
+                        ..
+                    },
+                    Some(cluster),
+                ) => cluster.get(
+                    api_version,
+                    kind,
+                    name,
+                    namespace.as_deref(),
+                    field_masks.as_ref(),
+                ),
+                (_, None) => Err(anyhow!(
+                    "the embedded host has no cluster to read: run with --allow-context-aware"
+                )),
             })
             .map_err(|error| {
                 eprintln!("embedded-host: host call {capability} failed: {error:?}");

@@ -33,7 +33,10 @@ pub struct AdmissionRequest {
 
 impl AdmissionRequest {
     pub fn read(text: &str) -> Result<AdmissionRequest> {
-        let value: Value = serde_json::from_str(text)?;
+        AdmissionRequest::from_value(serde_json::from_str(text)?)
+    }
+
+    pub fn from_value(value: Value) -> Result<AdmissionRequest> {
         if !value.is_object() {
             bail!("Invalid request object");
         }
@@ -89,20 +92,29 @@ fn rejected(uid: &str, message: String, code: Option<u16>) -> AdmissionResponse 
     }
 }
 
-/// The module, ready to be called, with its host calls answered by `host`.
-pub struct Module(wapc::WapcHost);
+/// The module compiled once (wasmtime's engine and module), instantiated per use.
+pub struct Compiled {
+    engine: wasmtime::Engine,
+    module: wasmtime::Module,
+}
 
-impl Module {
-    pub fn load(policy: &Policy, host: Arc<Mutex<Host>>) -> Result<Module> {
+impl Compiled {
+    pub fn new(policy: &Policy) -> Result<Compiled> {
         let mut config = wasmtime::Config::new();
         config.cache(Some(wasmtime::Cache::new(wasmtime::CacheConfig::new())?));
         config.wasm_function_references(true);
         let engine = wasmtime::Engine::new(&config)?;
         let module = wasmtime::Module::from_file(&engine, &policy.module)
             .map_err(|e| anyhow!("cannot load the module {:?}: {e}", policy.module))?;
+        Ok(Compiled { engine, module })
+    }
+
+    /// A fresh instance (no guest state survives it, as in Kubewarden's hosts) whose host calls
+    /// `host` answers.
+    pub fn instance(&self, host: Arc<Mutex<Host>>) -> Result<Module> {
         let provider = wasmtime_provider::WasmtimeEngineProviderBuilder::new()
-            .engine(engine)
-            .module(module)
+            .engine(self.engine.clone())
+            .module(self.module.clone())
             .build()?;
         let callback =
             move |_id: u64, binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
@@ -114,7 +126,12 @@ impl Module {
             Some(Box::new(callback)),
         )?))
     }
+}
 
+/// An instance of the module, ready to be called.
+pub struct Module(wapc::WapcHost);
+
+impl Module {
     /// `validate_settings`, worded as policy-evaluator words its failures.
     pub fn validate_settings(
         &self,

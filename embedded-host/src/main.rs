@@ -7,20 +7,23 @@
 //! that hold it to kwctl's behaviour (`tests/conformance.rs`).
 
 mod capabilities;
+mod cluster;
 mod evaluation;
 mod policy;
 mod registry;
+mod serve;
 mod session;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use clap::{Args, Parser};
 use serde_json::Value;
 
 use capabilities::{Grants, Host};
-use evaluation::{AdmissionRequest, Module};
+use cluster::Cluster;
+use evaluation::{AdmissionRequest, Compiled};
 use policy::Policy;
 use registry::Registry;
 use session::Session;
@@ -34,13 +37,14 @@ use session::Session;
 enum Cli {
     /// Evaluates a request with a policy (a module path, `file://` URI, or policy manifest)
     Run(Run),
+    /// Evaluates requests read from stdin, one JSON line each, with the module compiled once
+    /// (the Go test harness's adapter: k8s-judge/)
+    Serve(Serve),
 }
 
+/// What `run` and `serve` share: the policy and how its host calls are answered.
 #[derive(Args)]
-struct Run {
-    /// The AdmissionRequest or AdmissionReview to evaluate (JSON), `-` for stdin
-    #[arg(short = 'r', long = "request-path")]
-    request_path: String,
+struct Common {
     /// The policy's settings, a YAML file
     #[arg(long = "settings-path", conflicts_with = "settings_json")]
     settings_path: Option<PathBuf>,
@@ -50,30 +54,46 @@ struct Run {
     /// kwctl's sources.yml (`insecure_sources`: registries spoken to over plain HTTP)
     #[arg(long = "sources-path")]
     sources_path: Option<PathBuf>,
-    /// Lets the policy read the Kubernetes resources its metadata lists
+    /// Lets the policy read the Kubernetes resources its metadata lists (from the cluster of the
+    /// kubeconfig, unless a session is replayed)
     #[arg(long = "allow-context-aware")]
     allow_context_aware: bool,
     /// Host capabilities the policy may use: `*`, `oci/*`, `oci/v1/oci_manifest`, ...
     #[arg(long = "allowed-host-capabilities", num_args = 0.., default_values = ["*"])]
     allowed_host_capabilities: Vec<String>,
+    /// The module (a path or `file://` URI), or a ClusterAdmissionPolicy manifest (.yaml, .yml)
+    policy: String,
+}
+
+#[derive(Args)]
+struct Run {
+    /// The AdmissionRequest or AdmissionReview to evaluate (JSON), `-` for stdin
+    #[arg(short = 'r', long = "request-path")]
+    request_path: String,
     /// Writes the host calls and their answers to this session file
     #[arg(long = "record-host-capabilities-interactions")]
     record: Option<PathBuf>,
     /// Answers the host calls from this session file, in order
     #[arg(long = "replay-host-capabilities-interactions")]
     replay: Option<PathBuf>,
-    /// The module (a path or `file://` URI), or a ClusterAdmissionPolicy manifest (.yaml, .yml)
-    policy: String,
+    #[command(flatten)]
+    common: Common,
 }
 
-fn settings(run: &Run) -> Result<Value> {
-    if let Some(path) = &run.settings_path {
+#[derive(Args)]
+struct Serve {
+    #[command(flatten)]
+    common: Common,
+}
+
+fn settings(common: &Common) -> Result<Value> {
+    if let Some(path) = &common.settings_path {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow!("Cannot open settings file {}: {e}", path.display()))?;
         return serde_yaml::from_str(&text)
             .map_err(|e| anyhow!("Cannot parse settings file {}: {e}", path.display()));
     }
-    match &run.settings_json {
+    match &common.settings_json {
         Some(json) => {
             serde_json::from_str(json).map_err(|e| anyhow!("Cannot parse settings JSON: {e}"))
         }
@@ -81,12 +101,37 @@ fn settings(run: &Run) -> Result<Value> {
     }
 }
 
+impl Common {
+    fn policy(&self) -> Result<Policy> {
+        if self.policy.ends_with(".yaml") || self.policy.ends_with(".yml") {
+            Policy::from_manifest(self.policy.as_ref())
+        } else {
+            Policy::from_cli(&self.policy, settings(self)?, self.allow_context_aware)
+        }
+    }
+
+    /// The host of `policy`: the cluster of the kubeconfig for a context-aware policy that does
+    /// not replay a session (kwctl needs one too).
+    fn host(&self, policy: &Policy, session: Session) -> Result<Arc<Mutex<Host>>> {
+        let cluster = match (&session, policy.resources.is_empty()) {
+            (Session::Live(_), false) => Some(
+                Cluster::connect()
+                    .context("a context-aware policy needs a cluster (KUBECONFIG)")?,
+            ),
+            _ => None,
+        };
+        Ok(Arc::new(Mutex::new(Host {
+            grants: Grants::new(&self.allowed_host_capabilities),
+            resources: policy.resources.clone(),
+            session,
+            registry: Registry::new(self.sources_path.as_deref())?,
+            cluster,
+        })))
+    }
+}
+
 fn run(run: Run) -> Result<()> {
-    let policy = if run.policy.ends_with(".yaml") || run.policy.ends_with(".yml") {
-        Policy::from_manifest(run.policy.as_ref())?
-    } else {
-        Policy::from_cli(&run.policy, settings(&run)?, run.allow_context_aware)?
-    };
+    let policy = run.common.policy()?;
     let request = match run.request_path.as_str() {
         "-" => {
             std::io::read_to_string(std::io::stdin()).context("Error reading request from stdin")?
@@ -97,20 +142,10 @@ fn run(run: Run) -> Result<()> {
     let request = AdmissionRequest::read(&request)?;
     let session = match (&run.replay, &run.record) {
         (Some(path), _) => Session::replay(path)?,
-        (None, record) => {
-            if !policy.resources.is_empty() {
-                bail!("the embedded host reads no cluster: a context-aware policy needs --replay-host-capabilities-interactions");
-            }
-            Session::Live(record.as_ref().map(|_| Vec::new()))
-        }
+        (None, record) => Session::Live(record.as_ref().map(|_| Vec::new())),
     };
-    let host = Arc::new(Mutex::new(Host {
-        grants: Grants::new(&run.allowed_host_capabilities),
-        resources: policy.resources.clone(),
-        session,
-        registry: Registry::new(run.sources_path.as_deref())?,
-    }));
-    let module = Module::load(&policy, host.clone())?;
+    let host = run.common.host(&policy, session)?;
+    let module = Compiled::new(&policy)?.instance(host.clone())?;
     let settings = module.validate_settings(&policy.settings);
     let response = settings.valid.then(|| module.validate(&request, &policy));
     let host = host
@@ -126,7 +161,7 @@ fn run(run: Run) -> Result<()> {
         );
     }
     let Some(response) = response else {
-        bail!(
+        anyhow::bail!(
             "Provided settings are not valid: {}",
             settings.message.unwrap_or_default()
         );
@@ -136,6 +171,17 @@ fn run(run: Run) -> Result<()> {
 }
 
 fn main() -> Result<()> {
-    let Cli::Run(args) = Cli::parse();
-    run(args)
+    match Cli::parse() {
+        Cli::Run(args) => run(args),
+        Cli::Serve(args) => {
+            let policy = args.common.policy()?;
+            let host = args.common.host(&policy, Session::Live(None))?;
+            serve::serve(
+                &policy,
+                host,
+                std::io::stdin().lock(),
+                std::io::stdout().lock(),
+            )
+        }
+    }
 }

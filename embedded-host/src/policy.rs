@@ -22,7 +22,7 @@ pub struct Metadata {
     pub context_aware_resources: BTreeSet<Resource>,
 }
 
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     /// kwctl's policy id: `policy-from-cli`, or the manifest's name.
     pub id: String,

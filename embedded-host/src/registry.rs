@@ -3,10 +3,14 @@
 //! oci-client's types (not the registry's bytes), short names normalized (`busybox` is
 //! `docker.io/library/busybox:latest`), errors worded as policy-fetcher words them. Anonymous pulls; a source listed under `insecure_sources` in
 //! `--sources-path` is spoken to over plain HTTP (kwctl first tries HTTPS, then HTTPS without
-//! verification, then HTTP: the answer and the last error are the same).
+//! verification, then HTTP: the answer and the last error are the same). A successful lookup is
+//! kept 60 s, keyed by the operation and the exact string the policy sent (policy-evaluator's
+//! cache); a failure is not kept.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use oci_client::client::{ClientConfig, ClientProtocol};
@@ -24,7 +28,14 @@ struct Sources {
 pub struct Registry {
     insecure: HashSet<String>,
     runtime: tokio::runtime::Runtime,
+    cache: RefCell<Cache>,
 }
+
+/// Successful answers by (operation, image), with when they were fetched.
+type Cache = HashMap<(&'static str, String), (Instant, Vec<u8>)>;
+
+/// How long the host keeps a successful lookup.
+const CACHE_FOR: Duration = Duration::from_secs(60);
 
 /// policy-fetcher's `RegistryError::OCIRegistryError`: its text, and the client's error as its
 /// source (the host's error chain).
@@ -68,7 +79,28 @@ impl Registry {
             runtime: tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?,
+            cache: RefCell::default(),
         })
+    }
+
+    /// `lookup(image)`, or its answer of the last 60 s.
+    fn cached(
+        &self,
+        operation: &'static str,
+        image: &str,
+        lookup: impl FnOnce() -> Result<Vec<u8>>,
+    ) -> Result<Vec<u8>> {
+        let key = (operation, image.to_string());
+        if let Some((at, answer)) = self.cache.borrow().get(&key) {
+            if at.elapsed() < CACHE_FOR {
+                return Ok(answer.clone());
+            }
+        }
+        let answer = lookup()?;
+        self.cache
+            .borrow_mut()
+            .insert(key, (Instant::now(), answer.clone()));
+        Ok(answer)
     }
 
     /// The fully resolved reference of `image` and a client for its registry.
@@ -89,6 +121,10 @@ impl Registry {
     }
 
     pub fn manifest(&self, image: &str) -> Result<Vec<u8>> {
+        self.cached("manifest", image, || self.pull_manifest(image))
+    }
+
+    fn pull_manifest(&self, image: &str) -> Result<Vec<u8>> {
         let (reference, client) = self.client(image)?;
         let pull = client.pull_manifest(&reference, &RegistryAuth::Anonymous);
         let (manifest, _digest) = self.runtime.block_on(pull).map_err(registry_error)?;
@@ -97,6 +133,12 @@ impl Registry {
 
     /// `{"manifest":..,"digest":..,"config":..}` (policy-evaluator's `ManifestAndConfigResponse`).
     pub fn manifest_and_config(&self, image: &str) -> Result<Vec<u8>> {
+        self.cached("manifest_and_config", image, || {
+            self.pull_manifest_and_config(image)
+        })
+    }
+
+    fn pull_manifest_and_config(&self, image: &str) -> Result<Vec<u8>> {
         let (reference, client) = self.client(image)?;
         let pull = client.pull_manifest_and_config(&reference, &RegistryAuth::Anonymous);
         let (manifest, digest, config) = self.runtime.block_on(pull).map_err(registry_error)?;
