@@ -582,6 +582,121 @@ pub fn all() -> Vec<Fixture> {
     out
 }
 
+/// The images of the Kubernetes-judged property (`k8s-judge/`), beside `all()`: OCI indexes of
+/// every non-empty subset of five Linux platforms (`gen/linux-<arches>`), Windows images of three
+/// OS builds alone and with Linux entries (`gen/windows-<builds>[-linux-<arches>]`), and
+/// single-platform images (`gen/single-<os>-<arch>`). Tagged `1.0`.
+pub fn property() -> Vec<Fixture> {
+    const LINUX: [(&str, Option<&str>); 5] = [
+        ("amd64", None),
+        ("arm64", Some("v8")),
+        ("arm", Some("v7")),
+        ("ppc64le", None),
+        ("s390x", None),
+    ];
+    const BUILDS: [&str; 3] = ["10.0.17763.5458", "10.0.20348.2227", "10.0.26100.1742"];
+    let slug = |arches: &[&str]| arches.join("-");
+    let mut out = Vec::new();
+    let subsets = |count: usize| {
+        (1..1u32 << count).map(move |bits| (0..count).filter(move |i| bits & (1 << i) != 0))
+    };
+    for subset in subsets(LINUX.len()) {
+        let platforms: Vec<Platform> = subset.map(|i| linux(LINUX[i].0, LINUX[i].1)).collect();
+        let arches: Vec<&str> = platforms.iter().map(|p| p.arch).collect();
+        out.push(multi(
+            &format!("gen/linux-{}", slug(&arches)),
+            "generated: Linux platforms",
+            Kind::Oci,
+            &platforms,
+        ));
+    }
+    let windows = |build| Platform {
+        os: Some("windows"),
+        arch: "amd64",
+        variant: None,
+        os_version: Some(build),
+    };
+    for subset in subsets(BUILDS.len()) {
+        let builds: Vec<&str> = subset.map(|i| BUILDS[i]).collect();
+        let names: Vec<&str> = builds
+            .iter()
+            .map(|b| b.split('.').nth(2).unwrap_or(b))
+            .collect();
+        let platforms: Vec<Platform> = builds.iter().map(|b| windows(b)).collect();
+        let repository = format!("gen/windows-{}", slug(&names));
+        out.push(multi(
+            &repository,
+            "generated: Windows builds",
+            Kind::Oci,
+            &platforms,
+        ));
+        let mixed: Vec<Platform> = platforms
+            .into_iter()
+            .chain([linux("amd64", None), linux("arm64", Some("v8"))])
+            .collect();
+        out.push(multi(
+            &format!("{repository}-linux-amd64-arm64"),
+            "generated: Windows builds and Linux",
+            Kind::Oci,
+            &mixed,
+        ));
+    }
+    for (os, arch, variant, os_version) in [
+        ("linux", "amd64", None, None),
+        ("linux", "arm64", Some("v8"), None),
+        ("linux", "s390x", None, None),
+        ("windows", "amd64", None, Some(BUILDS[1])),
+    ] {
+        let platform = Platform {
+            os: Some(os),
+            arch,
+            variant,
+            os_version,
+        };
+        let repository = format!("gen/single-{os}-{arch}");
+        let m = image(Kind::Oci, "", &repository, &platform);
+        out.push(fixture(&repository, "generated: one platform", m, vec![]));
+    }
+    out
+}
+
+/// What each fixture runs on, as JSON for other harnesses (`seed-registry --catalog`):
+/// `[{"image": "repo:tag", "mediaType": ..., "platforms": [...]}]`, a platform being an index
+/// entry's `platform` object (with `"attestation": true` for an entry annotated
+/// `vnd.docker.reference.type`) or, for an image manifest, its config's `os`, `architecture`,
+/// `variant` and `os.version`.
+pub fn catalog(fixtures: &[Fixture]) -> Value {
+    let platforms = |f: &Fixture| -> Vec<Value> {
+        if let Some(config) = &f.top.config {
+            let mut platform = serde_json::Map::new();
+            for key in ["os", "architecture", "variant", "os.version"] {
+                if let Some(value) = config.get(key) {
+                    platform.insert(key.into(), value.clone());
+                }
+            }
+            return vec![Value::Object(platform)];
+        }
+        let top = f.top.json();
+        let entries = top["manifests"].as_array().cloned().unwrap_or_default();
+        entries
+            .iter()
+            .map(|entry| {
+                let mut platform = entry["platform"].clone();
+                if entry["annotations"]["vnd.docker.reference.type"].is_string() {
+                    platform["attestation"] = json!(true);
+                }
+                platform
+            })
+            .collect()
+    };
+    Value::Array(
+        fixtures
+            .iter()
+            .map(|f| json!({"image": f.name(), "mediaType": f.top.media_type, "platforms": platforms(f)}))
+            .collect(),
+    )
+}
+
 /// The fixture called `repository` (e.g. `multi/oci-index`).
 pub fn by_repository(repository: &str) -> Option<Fixture> {
     all().into_iter().find(|f| f.repository == repository)
@@ -601,6 +716,11 @@ pub fn digests_env(fixtures: &[Fixture]) -> String {
 /// Push every fixture to `registry` (`host:port`, plain HTTP). Returns the fixtures, after
 /// checking that the registry computed the same manifest digests.
 pub async fn push_all(registry: &str) -> Result<Vec<Fixture>> {
+    push(registry, all()).await
+}
+
+/// Push `fixtures` to `registry` (`host:port`, plain HTTP), as `push_all` does.
+pub async fn push(registry: &str, fixtures: Vec<Fixture>) -> Result<Vec<Fixture>> {
     use oci_client::client::{ClientConfig, ClientProtocol};
     use oci_client::{Client, Reference};
 
@@ -608,7 +728,6 @@ pub async fn push_all(registry: &str) -> Result<Vec<Fixture>> {
         protocol: ClientProtocol::HttpsExcept(vec![registry.to_string()]),
         ..Default::default()
     });
-    let fixtures = all();
     for f in &fixtures {
         let push_manifest = |m: &Manifest, reference: Reference| {
             let client = client.clone();
@@ -650,6 +769,11 @@ pub async fn push_all(registry: &str) -> Result<Vec<Fixture>> {
 /// Read every fixture back from `registry` the way the Kubewarden host asks for it (tag, all
 /// manifest media types accepted) and check the registry serves the pushed bytes.
 pub async fn verify(registry: &str) -> Result<()> {
+    verify_these(registry, &all()).await
+}
+
+/// Read `fixtures` back from `registry`, as `verify` does.
+pub async fn verify_these(registry: &str, fixtures: &[Fixture]) -> Result<()> {
     use oci_client::client::{ClientConfig, ClientProtocol};
     use oci_client::secrets::RegistryAuth;
     use oci_client::{Client, Reference};
@@ -659,7 +783,7 @@ pub async fn verify(registry: &str) -> Result<()> {
         ..Default::default()
     });
     let accepted = [OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST];
-    for f in all() {
+    for f in fixtures {
         let r: Reference = f.reference(registry).parse().map_err(|e| anyhow!("{e}"))?;
         let (got, _digest) = client
             .pull_manifest_raw(&r, &RegistryAuth::Anonymous, &accepted)

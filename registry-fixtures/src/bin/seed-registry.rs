@@ -22,19 +22,39 @@ struct Cli {
     /// Only print the fixtures and their digests (no registry needed).
     #[arg(long)]
     list: bool,
+    /// Which fixtures: `e2e` (the e2e suites'), `property` (k8s-judge's generated images) or
+    /// `all`.
+    #[arg(long, default_value = "e2e")]
+    set: String,
+    /// Write what each pushed fixture runs on here (JSON: `fixtures::catalog`).
+    #[arg(long)]
+    catalog: Option<PathBuf>,
+}
+
+fn fixtures_of(set: &str) -> Result<Vec<fixtures::Fixture>> {
+    Ok(match set {
+        "e2e" => fixtures::all(),
+        "property" => fixtures::property(),
+        "all" => fixtures::all()
+            .into_iter()
+            .chain(fixtures::property())
+            .collect(),
+        other => anyhow::bail!("--set is e2e, property or all, not {other}"),
+    })
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
+    let set = fixtures_of(&cli.set)?;
     if cli.list {
-        for f in fixtures::all() {
+        for f in &set {
             println!("{:<28} {}  {}", f.name(), f.top.digest, f.description);
             for c in &f.children {
                 println!("{:<28}   {} {}", "", c.digest, c.name);
             }
         }
         if let Some(path) = &cli.digests_out {
-            std::fs::write(path, fixtures::digests_env(&fixtures::all()))?;
+            std::fs::write(path, fixtures::digests_env(&set))?;
         }
         return Ok(());
     }
@@ -47,11 +67,16 @@ fn main() -> Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let pushed = runtime.block_on(fixtures::push_all(&registry))?;
+    let pushed = runtime.block_on(fixtures::push(&registry, set))?;
     // Read every tag back the way the host will.
-    runtime.block_on(fixtures::verify(&registry))?;
+    runtime.block_on(fixtures::verify_these(&registry, &pushed))?;
     if let Some(path) = &cli.digests_out {
         std::fs::write(path, fixtures::digests_env(&pushed))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &cli.catalog {
+        let catalog = serde_json::to_string_pretty(&fixtures::catalog(&pushed))?;
+        std::fs::write(path, catalog)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     eprintln!(
