@@ -173,7 +173,9 @@ impl Test {
 }
 
 /// Whether some value (or, for a label, its absence) passes every test. A value that no test
-/// names can always be found, and an integer has many spellings (`2`, `02`, `+2`).
+/// names can always be found. A label value that reads as an integer is digits only (a label
+/// value starts with a letter or digit: no sign), so it is at least 0, and it has many spellings
+/// (`2`, `02`, `002`): `Lt 0` admits no node, as the scheduler finds.
 fn satisfiable(tests: &[&Test], may_be_absent: bool) -> bool {
     if tests.iter().any(|t| **t == Test::Never) {
         return false;
@@ -197,12 +199,9 @@ fn satisfiable(tests: &[&Test], may_be_absent: bool) -> bool {
             _ => {}
         }
     }
-    match (low, high) {
-        (Some(low), Some(high)) => low.checked_add(1).is_some_and(|next| next < high),
-        (Some(low), None) => low < i64::MAX,
-        (None, Some(high)) => high > i64::MIN,
-        (None, None) => true,
-    }
+    let lowest = low.map_or(Some(0), |low| low.checked_add(1).map(|next| next.max(0)));
+    let highest = high.map_or(Some(i64::MAX), |high| high.checked_sub(1));
+    matches!((lowest, highest), (Some(lowest), Some(highest)) if lowest <= highest)
 }
 
 /// One requirement: a label's (`matchExpressions`, nodeSelector) or the node name's
@@ -522,6 +521,10 @@ mod tests {
         };
         assert_eq!(admits(json!({}), ranks("1", "3", "2")), Admits::All);
         assert_eq!(admits(json!({}), ranks("1", "2", "x")), Admits::none());
+        // Integer label values have no sign: below 0 there is none, from -1 up there is 0.
+        assert_eq!(admits(json!({}), ranks("-5", "0", "x")), Admits::none());
+        assert_eq!(admits(json!({}), ranks("-5", "1", "x")), Admits::All);
+        assert_eq!(admits(json!({}), ranks("-5", "1", "0")), Admits::All);
         // Numeric comparisons on the architecture admit only numeric ones.
         assert_eq!(
             admits(

@@ -304,7 +304,8 @@ fn expression_strategy() -> impl Strategy<Value = Value> {
                 "Lt",
             ]),
             prop::sample::subsequence(values_for(key), 1..values_for(key).len().min(3) + 1),
-            prop::sample::select(vec!["1", "2"]),
+            // Bounds at and below 0: integer label values have no sign, so `Lt 0` admits none.
+            prop::sample::select(vec!["1", "2", "0", "-1"]),
         )
             .prop_map(move |(operator, values, bound)| match operator {
                 "Exists" | "DoesNotExist" => json!({"key": key, "operator": operator}),
