@@ -1,0 +1,311 @@
+// Package cluster runs the policy behind a real control plane in one Go test process:
+// kube-apiserver on embedded etcd, kube-scheduler and the workload controllers, the policy as the
+// cluster's mutating webhook (configured as Kubewarden's controller configures it from
+// docs/node-aware.md's ClusterAdmissionPolicy, served by the test adapter on the embedded host, or
+// by policy-server where installed). Random workloads and Pods are applied through the API; when
+// the scheduler has settled, every bound Pod's Node must run all of its images, every refusal
+// carry the policy's message, and no Pod be left Pending by a pin while a Node could run it.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/oracle"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/property"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/webhook"
+)
+
+var seed uint64
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if seed, err = strconv.ParseUint(os.Getenv("K8S_E2E_SEED"), 10, 64); err != nil || seed == 0 {
+		seed = rand.Uint64()
+	}
+	fmt.Printf("k8s-e2e: seed %d (K8S_E2E_SEED=%d repeats this run)\n", seed, seed)
+	os.Exit(m.Run())
+}
+
+// nodes are the cluster: amd64, arm64 and s390x Nodes, an arm64 pool tainted as GKE taints it,
+// one Windows Node tainted as AKS and EKS guides taint them. Ready, no kubelet.
+func nodes() []v1.Node {
+	node := func(name, os, arch string, taints ...v1.Taint) v1.Node {
+		labels := map[string]string{"kubernetes.io/arch": arch, "kubernetes.io/os": os, "kubernetes.io/hostname": name,
+			"beta.kubernetes.io/arch": arch, "beta.kubernetes.io/os": os, "topology.kubernetes.io/zone": "a"}
+		if os == "windows" {
+			labels["node.kubernetes.io/windows-build"] = "10.0.20348"
+		}
+		capacity := v1.ResourceList{v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("256Gi"),
+			v1.ResourcePods: resource.MustParse("500")}
+		return v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: v1.NodeSpec{Taints: taints},
+			Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity,
+				Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady",
+					LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+				NodeInfo: v1.NodeSystemInfo{Architecture: arch, OperatingSystem: os}}}
+	}
+	arm := v1.Taint{Key: "kubernetes.io/arch", Value: "arm64", Effect: v1.TaintEffectNoSchedule}
+	windows := v1.Taint{Key: "os", Value: "windows", Effect: v1.TaintEffectNoSchedule}
+	return []v1.Node{
+		node("amd64-1", "linux", "amd64"), node("amd64-2", "linux", "amd64"), node("arm64-1", "linux", "arm64"),
+		node("s390x-1", "linux", "s390x"), node("arm64-pool-1", "linux", "arm64", arm), node("arm64-pool-2", "linux", "arm64", arm),
+		node("windows-1", "windows", "amd64", windows),
+	}
+}
+
+type project struct {
+	root, module, embeddedHost, seedRegistry string
+}
+
+func paths(t *testing.T) project {
+	root, err := policyhost.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := os.Getenv("CARGO_TARGET_DIR")
+	if target == "" {
+		target = filepath.Join(root, "target")
+	}
+	p := project{root: root, module: filepath.Join(root, "policy.wasm"),
+		embeddedHost: filepath.Join(target, "debug", "embedded-host"), seedRegistry: filepath.Join(target, "debug", "seed-registry")}
+	for _, file := range []string{p.module, p.embeddedHost, p.seedRegistry} {
+		if _, err := os.Stat(file); err != nil {
+			t.Fatalf("%s is missing: run `make k8s-e2e`", file)
+		}
+	}
+	return p
+}
+
+// resources are where each kind is created.
+var resources = map[string]schema.GroupVersionResource{
+	"Pod": {Version: "v1", Resource: "pods"}, "ReplicationController": {Version: "v1", Resource: "replicationcontrollers"},
+	"Deployment": {Group: "apps", Version: "v1", Resource: "deployments"}, "StatefulSet": {Group: "apps", Version: "v1", Resource: "statefulsets"},
+	"DaemonSet": {Group: "apps", Version: "v1", Resource: "daemonsets"}, "ReplicaSet": {Group: "apps", Version: "v1", Resource: "replicasets"},
+	"Job": {Group: "batch", Version: "v1", Resource: "jobs"}, "CronJob": {Group: "batch", Version: "v1", Resource: "cronjobs"},
+}
+
+func create(ctx context.Context, client dynamic.Interface, kind, namespace string, object any) error {
+	data, err := json.Marshal(object)
+	if err != nil {
+		return err
+	}
+	var u unstructured.Unstructured
+	if err := u.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	u.SetNamespace(namespace)
+	_, err = client.Resource(resources[kind]).Namespace(namespace).Create(ctx, &u, metav1.CreateOptions{})
+	return err
+}
+
+func TestPolicyInAControlPlane(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := time.Now()
+	p := paths(t)
+	reg := registry.Start(t, p.seedRegistry)
+	cp := controlplane.Start(t)
+	if err := cp.SyncNodes(ctx, nodes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.StartScheduler(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.StartControllers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := webhook.ReadPolicy(filepath.Join(p.root, "docs/node-aware.md"), "## Install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := policyhost.StartEmbedded(p.embeddedHost, policyhost.Options{Module: p.module, Sources: reg.Sources, Kubeconfig: cp.Kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	adapter := webhook.Serve(host, policy.Spec.Settings)
+	defer adapter.Close()
+	configuration := policy.Configuration(adapter.URL(policy), adapter.CABundle())
+	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForWebhook(ctx, t, cp, adapter)
+	t.Logf("control plane, registry and webhook ready in %v", time.Since(started).Round(time.Second))
+
+	dyn := dynamic.NewForConfigOrDie(cp.Config)
+	count := 200
+	if n, err := strconv.Atoi(os.Getenv("K8S_E2E_OBJECTS")); err == nil && n > 0 {
+		count = n
+	}
+	cases := map[string]*property.Case{}
+	refused := 0
+	for i := 0; i < count; i++ {
+		name := fmt.Sprintf("w%03d", i)
+		c := property.Object(reg, nodes(), policy.Spec.Settings, name).Example(int(seed%1_000_000_007) + i)
+		err := create(ctx, dyn, c.Kind, "default", c.Object)
+		switch {
+		case err == nil:
+			cases[name] = c
+		case apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err):
+			refused++
+			if !strings.Contains(err.Error(), "image-arch-affinity: ") {
+				t.Errorf("%s %s refused without the policy's message: %v", c.Kind, name, err)
+			}
+		default:
+			t.Fatalf("%s %s: %v", c.Kind, name, err)
+		}
+	}
+	pods := settle(ctx, t, cp)
+	judge(t, cp, cases, pods, refused)
+	t.Logf("workloads and Pods applied: %d, refused %d, in %v", count, refused, time.Since(started).Round(time.Second))
+}
+
+// waitForWebhook waits until the API server calls the webhook (it reads configurations from an
+// informer).
+func waitForWebhook(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, adapter *webhook.Adapter) {
+	probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "probe.invalid/none:1"}}}}
+	deadline := time.Now().Add(30 * time.Second)
+	for adapter.Reviews.Load() == 0 {
+		_, _ = cp.Client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if time.Now().After(deadline) {
+			t.Fatal("the API server never called the webhook")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// settle waits until the controllers and the scheduler are done: the Pods stop changing, and
+// each is bound or marked unschedulable.
+func settle(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) []v1.Pod {
+	var last string
+	stable := 0
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		list, err := cp.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := make([]string, 0, len(list.Items))
+		decided := true
+		for _, pod := range list.Items {
+			scheduled := ""
+			for _, condition := range pod.Status.Conditions {
+				if condition.Type == v1.PodScheduled {
+					scheduled = string(condition.Status) + condition.Reason
+				}
+			}
+			if pod.Spec.NodeName == "" && scheduled == "" {
+				decided = false
+			}
+			state = append(state, pod.Name+"="+pod.Spec.NodeName+"/"+scheduled)
+		}
+		sort.Strings(state)
+		now := strings.Join(state, ",")
+		if now == last && decided {
+			stable++
+		} else {
+			stable = 0
+		}
+		if stable >= 5 {
+			return list.Items
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster did not settle in 5 minutes: %d Pods", len(list.Items))
+		}
+		last = now
+		time.Sleep(time.Second)
+	}
+}
+
+// owner is the name of the object a Pod comes from (app label).
+func owner(pod *v1.Pod) string { return pod.Labels["app"] }
+
+func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*property.Case, pods []v1.Pod, refused int) {
+	byName := map[string]*v1.Node{}
+	list, err := cp.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := list.Items
+	for i := range cluster {
+		byName[cluster[i].Name] = &cluster[i]
+	}
+	bound, pending, otherOS := 0, 0, 0
+	for i := range pods {
+		pod := &pods[i]
+		c, ok := cases[owner(pod)]
+		if !ok {
+			t.Errorf("Pod %s comes from no applied object", pod.Name)
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			bound++
+			node := byName[pod.Spec.NodeName]
+			if node.Labels["kubernetes.io/os"] != c.OS() {
+				otherOS++
+				continue
+			}
+			if !c.RunsOn(node) {
+				t.Errorf("Pod %s (%s %s) is bound to %s, which does not run all of its images: %v", pod.Name, c.Kind, owner(pod), node.Name, images(pod))
+			}
+			continue
+		}
+		pending++
+		for _, node := range cluster {
+			if admits, _ := oracle.Admits(c.Template, &node); admits && c.RunsOn(&node) {
+				t.Errorf("Pod %s (%s %s) is Pending (%s), but node %s admits the applied Pod and runs all of its images; the Pod: %s",
+					pod.Name, c.Kind, owner(pod), unschedulable(pod), node.Name, affinity(pod))
+				break
+			}
+		}
+	}
+	t.Logf("Nodes %d; objects created %d, refused %d; Pods %d: bound %d (on a node of another OS than the policy placed them for: %d), pending %d",
+		len(cluster), len(cases), refused, len(pods), bound, otherOS, pending)
+	_ = admissionregistrationv1.Ignore
+}
+
+// unschedulable is the scheduler's message on a Pending Pod.
+func unschedulable(pod *v1.Pod) string {
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == v1.PodScheduled {
+			return condition.Reason + ": " + condition.Message
+		}
+	}
+	return "not scheduled yet"
+}
+
+func images(pod *v1.Pod) []string {
+	var out []string
+	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		out = append(out, c.Image)
+	}
+	return out
+}
+
+func affinity(pod *v1.Pod) string {
+	data, _ := json.Marshal(map[string]any{"nodeSelector": pod.Spec.NodeSelector, "affinity": pod.Spec.Affinity, "tolerations": pod.Spec.Tolerations})
+	return string(data)
+}

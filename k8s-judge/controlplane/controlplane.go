@@ -1,0 +1,131 @@
+// Package controlplane starts Kubernetes' own kube-apiserver (cmd/kube-apiserver/app/testing)
+// on an embedded etcd (k8s.io/apiserver/pkg/storage/etcd3/testing) inside the test process, and
+// writes a kubeconfig for the policy's hosts to read its Nodes.
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	etcd3testing "k8s.io/apiserver/pkg/storage/etcd3/testing"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	kubeapiservertesting "k8s.io/kubernetes/cmd/kube-apiserver/app/testing"
+)
+
+// ControlPlane is a running API server.
+type ControlPlane struct {
+	Config *rest.Config
+	Client kubernetes.Interface
+	// Kubeconfig is a kubeconfig file for the API server (the loopback client's identity).
+	Kubeconfig string
+}
+
+// Start starts etcd and kube-apiserver; both stop with t.
+func Start(t *testing.T) *ControlPlane {
+	t.Helper()
+	_, storage := etcd3testing.NewUnsecuredEtcd3TestClientServer(t)
+	options := kubeapiservertesting.NewDefaultTestServerOptions()
+	options.DisableInvariantChecks = true
+	server := kubeapiservertesting.StartTestServerOrDie(t, options,
+		[]string{"--disable-admission-plugins=ServiceAccount"}, storage)
+	t.Cleanup(server.TearDownFn)
+	client, err := kubernetes.NewForConfig(server.ClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := writeKubeconfig(server.ClientConfig, path); err != nil {
+		t.Fatal(err)
+	}
+	return &ControlPlane{Config: server.ClientConfig, Client: client, Kubeconfig: path}
+}
+
+// writeKubeconfig writes config (server, CA, TLS server name, token) as a kubeconfig file.
+func writeKubeconfig(config *rest.Config, path string) error {
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.Clusters["test"] = &clientcmdapi.Cluster{
+		Server:                   config.Host,
+		CertificateAuthorityData: config.TLSClientConfig.CAData,
+		TLSServerName:            config.TLSClientConfig.ServerName,
+	}
+	kubeconfig.AuthInfos["test"] = &clientcmdapi.AuthInfo{Token: config.BearerToken}
+	kubeconfig.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test"}
+	kubeconfig.CurrentContext = "test"
+	if err := clientcmd.WriteToFile(*kubeconfig, path); err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	return os.Chmod(path, 0o600)
+}
+
+// SyncNodes makes the cluster's Nodes exactly nodes (by name): deletes the others, creates the
+// missing, replaces those whose labels, taints or status differ.
+func (c *ControlPlane) SyncNodes(ctx context.Context, nodes []v1.Node) error {
+	existing, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	want := map[string]v1.Node{}
+	for _, node := range nodes {
+		want[node.Name] = node
+	}
+	for _, node := range existing.Items {
+		wanted, keep := want[node.Name]
+		if keep && same(node, wanted) {
+			delete(want, node.Name)
+			continue
+		}
+		err := c.Client.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := c.CreateNode(ctx, want[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateNode creates node, sets its status (conditions, nodeInfo) as its kubelet would, then
+// its taints as node's: the API server's TaintNodesByCondition admission taints a new Node
+// not-ready, which the node lifecycle controller lifts once the Node reports Ready.
+func (c *ControlPlane) CreateNode(ctx context.Context, node v1.Node) error {
+	node.ResourceVersion = ""
+	created, err := c.Client.CoreV1().Nodes().Create(ctx, &node, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create node %s: %w", node.Name, err)
+	}
+	created.Status = node.Status
+	updated, err := c.Client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("node %s status: %w", node.Name, err)
+	}
+	updated.Spec.Taints = node.Spec.Taints
+	if _, err := c.Client.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("node %s taints: %w", node.Name, err)
+	}
+	return nil
+}
+
+func same(a, b v1.Node) bool {
+	return equality.Semantic.DeepEqual(a.Labels, b.Labels) && equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints) &&
+		equality.Semantic.DeepEqual(a.Status.NodeInfo, b.Status.NodeInfo)
+}

@@ -1,0 +1,102 @@
+package oracle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"  // apps/v1 into legacyscheme
+	_ "k8s.io/kubernetes/pkg/apis/batch/install" // batch/v1
+	_ "k8s.io/kubernetes/pkg/apis/core/install"  // v1
+	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
+	"k8s.io/kubernetes/pkg/registry/apps/deployment"
+	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
+	"k8s.io/kubernetes/pkg/registry/batch/job"
+	podstrategy "k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
+)
+
+// kinds are the kinds the policy changes: the resource the API server serves each as, and the
+// registry strategy it creates them with.
+var kinds = map[schema.GroupKind]struct {
+	resource string
+	strategy rest.RESTCreateStrategy
+}{
+	{Kind: "Pod"}:                        {"pods", podstrategy.Strategy},
+	{Kind: "ReplicationController"}:      {"replicationcontrollers", replicationcontroller.Strategy},
+	{Group: "apps", Kind: "Deployment"}:  {"deployments", deployment.Strategy},
+	{Group: "apps", Kind: "ReplicaSet"}:  {"replicasets", replicaset.Strategy},
+	{Group: "apps", Kind: "StatefulSet"}: {"statefulsets", statefulset.Strategy},
+	{Group: "apps", Kind: "DaemonSet"}:   {"daemonsets", daemonset.Strategy},
+	{Group: "batch", Kind: "Job"}:        {"jobs", job.Strategy},
+	{Group: "batch", Kind: "CronJob"}:    {"cronjobs", cronjob.Strategy},
+}
+
+// strict decodes as the API server decodes a body sent with fieldValidation=Strict: an unknown
+// or duplicate field is an error (the API server's default only warns and drops the field, so a
+// misspelt field in a patch would silently vanish: the judge refuses it).
+var strict = json.NewSerializerWithOptions(json.DefaultMetaFactory, legacyscheme.Scheme, legacyscheme.Scheme,
+	json.SerializerOptions{Strict: true})
+
+// ValidateCreate says what the API server says of creating the object data (JSON, with apiVersion
+// and kind) in namespace: the strict decoding errors, then, as in the registry's create, the
+// defaults applied, the conversion to the internal type, the system metadata filled, and
+// rest.BeforeCreate (the kind's strategy: PrepareForCreate, Validate with the options it
+// chooses, ObjectMeta validation). No error: created.
+func ValidateCreate(namespace string, data []byte) []string {
+	versioned, gvk, err := strict.Decode(data, nil, nil)
+	var problems []string
+	if err != nil {
+		if !runtime.IsStrictDecodingError(err) {
+			return []string{fmt.Sprintf("decode: %v", err)}
+		}
+		var strictErr interface{ Errors() []error }
+		if errors.As(err, &strictErr) {
+			for _, e := range strictErr.Errors() {
+				problems = append(problems, fmt.Sprintf("strict decoding: %v", e))
+			}
+		}
+	}
+	kind, ok := kinds[gvk.GroupKind()]
+	if !ok {
+		return append(problems, fmt.Sprintf("no strategy for %v", gvk))
+	}
+	legacyscheme.Scheme.Default(versioned)
+	internal, err := legacyscheme.Scheme.ConvertToVersion(versioned,
+		schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal})
+	if err != nil {
+		return append(problems, fmt.Sprintf("convert: %v", err))
+	}
+	objectMeta, err := meta.Accessor(internal)
+	if err != nil {
+		return append(problems, fmt.Sprintf("metadata: %v", err))
+	}
+	rest.FillObjectMetaSystemFields(objectMeta)
+	ctx := genericapirequest.WithNamespace(context.Background(), namespace)
+	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: "create", APIGroup: gvk.Group, APIVersion: gvk.Version,
+		Namespace: namespace, Resource: kind.resource,
+	})
+	if err := rest.BeforeCreate(kind.strategy, ctx, internal); err != nil {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
+			for _, cause := range status.Status().Details.Causes {
+				problems = append(problems, fmt.Sprintf("%s: %s", cause.Field, cause.Message))
+			}
+		} else {
+			problems = append(problems, err.Error())
+		}
+	}
+	return problems
+}

@@ -1,0 +1,423 @@
+package property
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"pgregory.net/rapid"
+
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+)
+
+var (
+	// nodeArches are the architectures of the generated clusters' Linux nodes.
+	nodeArches = []string{"amd64", "arm64", "arm", "ppc64le", "s390x"}
+	// windowsBuilds are the builds of the generated Windows nodes (and of the gen/windows-*
+	// images: 10.0.17763.x, 10.0.20348.x, 10.0.26100.x).
+	windowsBuilds = []string{"10.0.17763", "10.0.20348", "10.0.26100"}
+	zones         = []string{"a", "b"}
+	// armTaint is how GKE taints arm64 nodes; windowsTaint how AKS and EKS guides taint Windows
+	// nodes; gpuTaint a dedicated pool.
+	armTaint     = v1.Taint{Key: archLabel, Value: "arm64", Effect: v1.TaintEffectNoSchedule}
+	windowsTaint = v1.Taint{Key: "os", Value: "windows", Effect: v1.TaintEffectNoSchedule}
+	gpuTaint     = v1.Taint{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoExecute}
+	spotTaint    = v1.Taint{Key: "spot", Value: "true", Effect: v1.TaintEffectPreferNoSchedule}
+)
+
+// Case is one (cluster, Pod or workload) pair and the policy's settings.
+type Case struct {
+	Nodes    []v1.Node
+	Settings map[string]any
+	Kind     string
+	// Object is the Pod or workload as the request carries it.
+	Object any
+	// Template is the Pod (or the workload's Pod template, as a Pod) the judge reads.
+	Template *v1.Pod
+	images   map[string]image
+	// probes of each OS, made once (see probes).
+	probes map[string][]v1.Node
+}
+
+func (c *Case) readNodes() bool { return c.Settings["readNodes"] == true }
+
+func (c *Case) schedulable() []string {
+	list, _ := c.Settings["schedulableArchitectures"].([]string)
+	return list
+}
+
+func (c *Case) pools(os string) []string {
+	pools, _ := c.Settings["autoscaledArchitectures"].([]map[string]any)
+	var arches []string
+	for _, pool := range pools {
+		if pool["os"] == os {
+			arches = append(arches, pool["architectures"].([]string)...)
+		}
+	}
+	return arches
+}
+
+func (c *Case) defaultOS() string {
+	if os, ok := c.Settings["defaultOperatingSystem"].(string); ok {
+		return os
+	}
+	return "linux"
+}
+
+func (c *Case) setting(name, fallback string) string {
+	if value, ok := c.Settings[name].(string); ok {
+		return value
+	}
+	return fallback
+}
+
+func (c *Case) builds() bool { return c.Settings["pinWindowsBuild"] == true }
+
+// templateMode is how the policy treats the case's object: "pod", or a workload's "validate" or
+// "mutate".
+func (c *Case) templateMode() string {
+	switch c.Kind {
+	case "Pod":
+		return "pod"
+	case "DaemonSet":
+		if c.setting("daemonSetTemplates", "validate") == "mutate" {
+			return "mutate"
+		}
+	}
+	return c.setting("workloadTemplates", "validate")
+}
+
+func drawNode(t *rapid.T, index int) v1.Node {
+	windows := chance(t, "windows", 10)
+	os, arch, winBuild := "linux", rapid.SampledFrom(nodeArches).Draw(t, "arch"), ""
+	if windows {
+		os, arch, winBuild = "windows", "amd64", rapid.SampledFrom(windowsBuilds).Draw(t, "build")
+	}
+	name := fmt.Sprintf("%s-%s-%d", os, arch, index)
+	labels := map[string]string{
+		archLabel: arch, osLabel: os, hostLabel: name,
+		zoneLabel: rapid.SampledFrom(zones).Draw(t, "zone"),
+	}
+	if !chance(t, "no beta labels", 3) {
+		labels[betaArchLabel], labels[betaOSLabel] = arch, os
+	}
+	if tier := rapid.IntRange(0, 3).Draw(t, "tier"); tier > 0 {
+		labels["tier"] = fmt.Sprint(tier)
+	}
+	if windows {
+		labels[buildLabel] = winBuild
+	}
+	var taints []v1.Taint
+	if arch == "arm64" && rapid.Bool().Draw(t, "gke arm64 taint") {
+		taints = append(taints, armTaint)
+	}
+	if windows && !chance(t, "windows untainted", 5) {
+		taints = append(taints, windowsTaint)
+	}
+	for _, taint := range []v1.Taint{gpuTaint, spotTaint} {
+		if chance(t, "taint "+taint.Key, 10) {
+			taints = append(taints, taint)
+		}
+	}
+	node := v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: v1.NodeSpec{Taints: taints}}
+	node.Status = v1.NodeStatus{
+		Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady"}},
+		NodeInfo:   v1.NodeSystemInfo{Architecture: arch, OperatingSystem: os},
+		Capacity:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110")},
+	}
+	node.Status.Allocatable = node.Status.Capacity
+	return node
+}
+
+func drawCluster(t *rapid.T) []v1.Node {
+	count := rapid.IntRange(1, 6).Draw(t, "nodes")
+	nodes := make([]v1.Node, count)
+	for i := range nodes {
+		nodes[i] = drawNode(t, i)
+	}
+	return nodes
+}
+
+// chance draws true one time in n; false is the simpler case the shrinker moves to.
+func chance(t *rapid.T, label string, n int) bool {
+	return rapid.IntRange(0, n-1).Draw(t, label) == n-1
+}
+
+func subset(t *rapid.T, from []string, label string) []string {
+	var out []string
+	for _, value := range from {
+		if rapid.Bool().Draw(t, label+" "+value) {
+			out = append(out, value)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{rapid.SampledFrom(from).Draw(t, label)}
+	}
+	return out
+}
+
+// drawSettings draws settings that describe the cluster truthfully: readNodes, or
+// schedulableArchitectures listing its nodes' architectures exactly, or none (any).
+func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) map[string]any {
+	s := map[string]any{}
+	switch rapid.SampledFrom([]string{"any", "schedulableArchitectures", "readNodes"}).Draw(t, "architectures from") {
+	case "readNodes":
+		s["readNodes"] = true
+		if chance(t, "autoscaled", 4) {
+			s["autoscaledArchitectures"] = []map[string]any{{"os": "linux", "architectures": subset(t, nodeArches, "pool")}}
+		}
+	case "schedulableArchitectures":
+		var arches []string
+		for _, node := range nodes {
+			arches = appendNew(arches, node.Labels[archLabel])
+		}
+		slices.Sort(arches)
+		s["schedulableArchitectures"] = arches
+	}
+	// Settings that name architectures name schedulable ones (the policy refuses others at load).
+	allowed := nodeArches[:2]
+	if list, ok := s["schedulableArchitectures"].([]string); ok {
+		allowed = list[:min(2, len(list))]
+	}
+	s["onNoCommonArchitecture"] = rapid.SampledFrom([]string{"reject", "reject", "reject", "reject", "accept"}).Draw(t, "onNoCommonArchitecture")
+	lookup := rapid.SampledFrom([]string{"ignoreImage", "ignoreImage", "ignoreImage", "accept", "reject"}).Draw(t, "onLookupFailure")
+	s["onLookupFailure"] = lookup
+	if lookup == "ignoreImage" && chance(t, "fallback", 10) {
+		s["fallbackArchitectures"] = subset(t, allowed, "fallback")
+	}
+	if chance(t, "imagePlatforms", 4) {
+		s["imagePlatforms"] = []map[string]any{{"image": reg.Addr + "/legacy/*", "architectures": subset(t, nodeArches, "legacy")}}
+	}
+	if chance(t, "preferred", 5) {
+		preferred := subset(t, allowed, "preferred")
+		var list []map[string]any
+		for i, arch := range preferred {
+			list = append(list, map[string]any{"architecture": arch, "weight": 80 - 60*i})
+		}
+		s["preferredArchitectures"] = list
+	}
+	if chance(t, "tolerations", 3) {
+		s["architectureTolerations"] = map[string]any{"arm64": []v1.Toleration{{Key: archLabel, Operator: v1.TolerationOpEqual, Value: "arm64", Effect: v1.TaintEffectNoSchedule}}}
+	}
+	if chance(t, "matchNodeLabels", 10) {
+		s["matchNodeLabels"] = []string{zoneLabel}
+	}
+	if chance(t, "pinWindowsBuild", 5) {
+		s["pinWindowsBuild"] = true
+	}
+	s["workloadTemplates"] = rapid.SampledFrom([]string{"validate", "mutate", "mutate"}).Draw(t, "workloadTemplates")
+	s["daemonSetTemplates"] = rapid.SampledFrom([]string{"validate", "mutate"}).Draw(t, "daemonSetTemplates")
+	if chance(t, "windows default", 20) {
+		s["defaultOperatingSystem"] = "windows"
+	}
+	return s
+}
+
+// imagePool is what a container's image is drawn from: every generated image, the e2e fixtures
+// the host reads (an OCI index with attestations, a Docker list, single images, Windows,
+// values no node reports), an image the registry does not have, and imagePlatforms images.
+func imagePool(reg *registry.Registry) []string {
+	var pool []string
+	for name := range reg.Catalog {
+		if strings.HasPrefix(name, "gen/") {
+			pool = append(pool, name)
+		}
+	}
+	slices.Sort(pool)
+	return append(pool, "multi/oci-index:1.0", "multi/docker-list:1.0", "single/arm64-oci:1.0",
+		"single/amd64-docker:1.0", "single/armv7:1.0", "multi/windows-linux:1.0", "multi/windows-only:1.0",
+		"multi/s390x-only:1.0", "multi/odd-values:1.0", "multi/windows-odd-build:1.0",
+		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0")
+}
+
+func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) string {
+	name := rapid.SampledFrom(pool).Draw(t, "image")
+	ref := reg.Ref(name)
+	img := image{ref: ref}
+	switch {
+	case strings.HasPrefix(name, "legacy/"):
+		if platforms, ok := c.Settings["imagePlatforms"].([]map[string]any); ok {
+			img.configured = platforms[0]["architectures"].([]string)
+		} else {
+			img.missing = true
+		}
+	case name == "missing/image:1.0":
+		img.missing = true
+	default:
+		img.platforms = reg.Catalog[name].Platforms
+	}
+	c.images[ref] = img
+	return ref
+}
+
+func requirement(key string, op v1.NodeSelectorOperator, values ...string) v1.NodeSelectorRequirement {
+	return v1.NodeSelectorRequirement{Key: key, Operator: op, Values: values}
+}
+
+func drawExpression(t *rapid.T) v1.NodeSelectorRequirement {
+	switch rapid.SampledFrom([]string{"arch", "arch", "arch", "arch", "beta arch", "os", "tier", "tier", "zone"}).Draw(t, "key") {
+	case "arch":
+		op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists}).Draw(t, "op")
+		if op == v1.NodeSelectorOpExists {
+			return requirement(archLabel, op)
+		}
+		return requirement(archLabel, op, subset(t, nodeArches, "values")...)
+	case "beta arch":
+		return requirement(betaArchLabel, v1.NodeSelectorOpIn, subset(t, nodeArches, "values")...)
+	case "os":
+		return requirement(osLabel, v1.NodeSelectorOpIn, rapid.SampledFrom([]string{"linux", "linux", "windows"}).Draw(t, "os"))
+	case "zone":
+		return requirement(zoneLabel, v1.NodeSelectorOpIn, rapid.SampledFrom(zones).Draw(t, "zone"))
+	}
+	switch op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists, v1.NodeSelectorOpDoesNotExist, v1.NodeSelectorOpGt, v1.NodeSelectorOpLt}).Draw(t, "op"); op {
+	case v1.NodeSelectorOpExists, v1.NodeSelectorOpDoesNotExist:
+		return requirement("tier", op)
+	case v1.NodeSelectorOpGt, v1.NodeSelectorOpLt:
+		return requirement("tier", op, fmt.Sprint(rapid.IntRange(0, 3).Draw(t, "bound")))
+	default:
+		return requirement("tier", op, subset(t, []string{"1", "2", "3"}, "values")...)
+	}
+}
+
+func drawTerm(t *rapid.T, nodes []v1.Node) v1.NodeSelectorTerm {
+	var term v1.NodeSelectorTerm
+	for i := rapid.IntRange(0, 3).Draw(t, "expressions"); i > 0; i-- {
+		term.MatchExpressions = append(term.MatchExpressions, drawExpression(t))
+	}
+	if len(term.MatchExpressions) == 0 || chance(t, "named node", 5) {
+		names := []string{"other"}
+		for _, node := range nodes {
+			names = append(names, node.Name)
+		}
+		op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn}).Draw(t, "field op")
+		// The API server takes one value in a matchFields requirement.
+		term.MatchFields = []v1.NodeSelectorRequirement{requirement("metadata.name", op, rapid.SampledFrom(names).Draw(t, "name"))}
+	}
+	return term
+}
+
+var tolerationPool = []v1.Toleration{
+	{Key: archLabel, Operator: v1.TolerationOpEqual, Value: "arm64", Effect: v1.TaintEffectNoSchedule},
+	{Key: "os", Operator: v1.TolerationOpEqual, Value: "windows", Effect: v1.TaintEffectNoSchedule},
+	{Key: "dedicated", Operator: v1.TolerationOpExists},
+	{Operator: v1.TolerationOpExists},
+}
+
+func drawPodSpec(t *rapid.T, c *Case, reg *registry.Registry) v1.PodTemplateSpec {
+	pool := imagePool(reg)
+	var spec v1.PodSpec
+	for i := rapid.IntRange(1, 3).Draw(t, "containers"); i > 0; i-- {
+		spec.Containers = append(spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", i), Image: drawImage(t, c, reg, pool)})
+	}
+	for i := rapid.IntRange(0, 4).Draw(t, "init containers") - 2; i > 0; i-- {
+		spec.InitContainers = append(spec.InitContainers, v1.Container{Name: fmt.Sprintf("init%d", i), Image: drawImage(t, c, reg, pool)})
+	}
+	if chance(t, "nodeSelector", 3) {
+		spec.NodeSelector = map[string]string{}
+		if rapid.Bool().Draw(t, "selector arch") {
+			spec.NodeSelector[archLabel] = rapid.SampledFrom(nodeArches).Draw(t, "selector arch value")
+		}
+		if chance(t, "selector os", 4) {
+			spec.NodeSelector[osLabel] = rapid.SampledFrom([]string{"linux", "linux", "windows"}).Draw(t, "selector os value")
+		}
+		if chance(t, "selector zone", 4) {
+			spec.NodeSelector[zoneLabel] = rapid.SampledFrom(zones).Draw(t, "selector zone value")
+		}
+	}
+	var affinity v1.NodeAffinity
+	if chance(t, "required", 2) {
+		required := &v1.NodeSelector{}
+		for i := rapid.IntRange(1, 3).Draw(t, "terms"); i > 0; i-- {
+			required.NodeSelectorTerms = append(required.NodeSelectorTerms, drawTerm(t, c.Nodes))
+		}
+		affinity.RequiredDuringSchedulingIgnoredDuringExecution = required
+	}
+	if chance(t, "preferred", 5) {
+		affinity.PreferredDuringSchedulingIgnoredDuringExecution = []v1.PreferredSchedulingTerm{{
+			Weight:     int32(rapid.IntRange(1, 100).Draw(t, "weight")),
+			Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{drawExpression(t)}},
+		}}
+	}
+	if affinity.RequiredDuringSchedulingIgnoredDuringExecution != nil || affinity.PreferredDuringSchedulingIgnoredDuringExecution != nil {
+		spec.Affinity = &v1.Affinity{NodeAffinity: &affinity}
+	}
+	for _, toleration := range tolerationPool {
+		if chance(t, "toleration", 6) {
+			spec.Tolerations = append(spec.Tolerations, toleration)
+		}
+	}
+	if chance(t, "spec.os", 7) {
+		spec.OS = &v1.PodOS{Name: v1.OSName(rapid.SampledFrom([]string{"linux", "windows"}).Draw(t, "spec.os.name"))}
+	}
+	meta := metav1.ObjectMeta{Labels: map[string]string{}}
+	if chance(t, "zone label", 3) {
+		meta.Labels[zoneLabel] = rapid.SampledFrom(zones).Draw(t, "zone label value")
+	}
+	if chance(t, "preferred annotation", 10) {
+		meta.Annotations = map[string]string{"image-arch-affinity.kubewarden.io/preferred-architecture": rapid.SampledFrom(nodeArches).Draw(t, "annotation")}
+	}
+	return v1.PodTemplateSpec{ObjectMeta: meta, Spec: spec}
+}
+
+var kinds = []string{"Pod", "Pod", "Pod", "Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController"}
+
+// drawCase draws a cluster, settings, and a Pod or workload.
+func drawCase(t *rapid.T, reg *registry.Registry) *Case {
+	c := &Case{images: map[string]image{}}
+	c.Nodes = drawCluster(t)
+	c.Settings = drawSettings(t, c.Nodes, reg)
+	drawObject(t, c, reg, "judged")
+	return c
+}
+
+// Object draws a Pod or workload called name (its Pods labelled app=<name>) for the cluster of
+// nodes under settings: the objects k8s-judge's control plane applies.
+func Object(reg *registry.Registry, nodes []v1.Node, settings map[string]any, name string) *rapid.Generator[*Case] {
+	return rapid.Custom(func(t *rapid.T) *Case {
+		c := &Case{images: map[string]image{}, Nodes: nodes, Settings: settings}
+		drawObject(t, c, reg, name)
+		return c
+	})
+}
+
+// drawObject draws c's kind and Pod or workload.
+func drawObject(t *rapid.T, c *Case, reg *registry.Registry, name string) {
+	c.Kind = rapid.SampledFrom(kinds).Draw(t, "kind")
+	template := drawPodSpec(t, c, reg)
+	template.Labels["app"] = name
+	c.Template = &v1.Pod{ObjectMeta: template.ObjectMeta, Spec: template.Spec}
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
+	meta := metav1.ObjectMeta{Name: name, Namespace: "default"}
+	switch c.Kind {
+	case "Pod":
+		pod := v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: template.ObjectMeta, Spec: template.Spec}
+		pod.Name, pod.Namespace = meta.Name, meta.Namespace
+		c.Object = pod
+	case "Deployment":
+		c.Object = appsv1.Deployment{TypeMeta: typeMeta("apps/v1", c.Kind), ObjectMeta: meta, Spec: appsv1.DeploymentSpec{Selector: selector, Template: template}}
+	case "StatefulSet":
+		c.Object = appsv1.StatefulSet{TypeMeta: typeMeta("apps/v1", c.Kind), ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{Selector: selector, Template: template}}
+	case "DaemonSet":
+		c.Object = appsv1.DaemonSet{TypeMeta: typeMeta("apps/v1", c.Kind), ObjectMeta: meta, Spec: appsv1.DaemonSetSpec{Selector: selector, Template: template}}
+	case "ReplicaSet":
+		c.Object = appsv1.ReplicaSet{TypeMeta: typeMeta("apps/v1", c.Kind), ObjectMeta: meta, Spec: appsv1.ReplicaSetSpec{Selector: selector, Template: template}}
+	case "ReplicationController":
+		c.Object = v1.ReplicationController{TypeMeta: typeMeta("v1", c.Kind), ObjectMeta: meta, Spec: v1.ReplicationControllerSpec{Selector: map[string]string{"app": name}, Template: &template}}
+	case "Job":
+		template.Spec.RestartPolicy = v1.RestartPolicyNever
+		c.Object = batchv1.Job{TypeMeta: typeMeta("batch/v1", c.Kind), ObjectMeta: meta, Spec: batchv1.JobSpec{Template: template}}
+	case "CronJob":
+		template.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+		c.Object = batchv1.CronJob{TypeMeta: typeMeta("batch/v1", c.Kind), ObjectMeta: meta, Spec: batchv1.CronJobSpec{
+			Schedule: "*/5 * * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: template}}}}
+	}
+}
+
+func typeMeta(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}

@@ -1,0 +1,240 @@
+package property
+
+import (
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/oracle"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+)
+
+// The node labels the policy and the judge read.
+const (
+	archLabel     = "kubernetes.io/arch"
+	osLabel       = "kubernetes.io/os"
+	betaArchLabel = "beta.kubernetes.io/arch"
+	betaOSLabel   = "beta.kubernetes.io/os"
+	buildLabel    = "node.kubernetes.io/windows-build"
+	zoneLabel     = "topology.kubernetes.io/zone"
+	hostLabel     = "kubernetes.io/hostname"
+)
+
+// image is what the judge knows of one image of a Pod: what it runs on, or that the host cannot
+// look it up.
+type image struct {
+	ref string
+	// platforms: index entries or config; nil with anyOS for an imagePlatforms image.
+	platforms []registry.Platform
+	// configured: the architectures imagePlatforms gives it (any OS, no build).
+	configured []string
+	// missing: the registry has no such image (the lookup fails).
+	missing bool
+}
+
+// build is the `major.minor.build` of a Windows os.version, as node.kubernetes.io/windows-build
+// carries it.
+func build(osVersion string) string {
+	parts := strings.Split(osVersion, ".")
+	if len(parts) < 3 {
+		return osVersion
+	}
+	return strings.Join(parts[:3], ".")
+}
+
+// runs says whether node can run img: an entry of the node's OS (an OS-less imagePlatforms
+// image: any) and architecture, and, when builds count (pinWindowsBuild), of a Windows node's
+// build. The variant is not compared: nodes do not label it.
+func runs(img image, node *v1.Node, builds bool) bool {
+	arch, os := node.Labels[archLabel], node.Labels[osLabel]
+	if img.configured != nil {
+		return slices.Contains(img.configured, arch)
+	}
+	for _, p := range img.platforms {
+		if p.Attestation || p.OS != os || p.Architecture != arch {
+			continue
+		}
+		if builds && os == "windows" && build(p.OSVersion) != node.Labels[buildLabel] {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+func runsAll(images []image, node *v1.Node, builds bool) bool {
+	for _, img := range images {
+		if !runs(img, node, builds) {
+			return false
+		}
+	}
+	return true
+}
+
+// node is a node of os, arch and (Windows) build with the other labels of template.
+func node(template v1.Node, os, arch, winBuild string) v1.Node {
+	labels := map[string]string{osLabel: os, archLabel: arch}
+	for k, v := range template.Labels {
+		labels[k] = v
+	}
+	if _, beta := labels[betaArchLabel]; beta {
+		labels[betaOSLabel], labels[betaArchLabel] = os, arch
+	}
+	if os == "windows" {
+		labels[buildLabel] = winBuild
+	}
+	return v1.Node{ObjectMeta: metav1.ObjectMeta{Name: template.Name, Labels: labels}}
+}
+
+// templates are every other label set and name a node may have: each zone, each tier or none
+// (0..4: what In, Gt and Lt on the tiers the Pods use can admit),
+// the beta labels or not, and every name the Pods use.
+func templates(c *Case) []v1.Node {
+	names := []string{"other"}
+	for _, n := range c.Nodes {
+		names = append(names, n.Name)
+	}
+	var out []v1.Node
+	for _, name := range names {
+		for _, zone := range zones {
+			for _, tier := range []string{"", "0", "1", "2", "3", "4"} {
+				for _, beta := range []bool{false, true} {
+					labels := map[string]string{zoneLabel: zone}
+					if tier != "" {
+						labels["tier"] = tier
+					}
+					if beta {
+						labels[betaArchLabel], labels[betaOSLabel] = "", ""
+					}
+					out = append(out, v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// universe is every node the settings say may exist for Pods of os: a node of each (os,
+// architecture) the settings count (with readNodes: the architectures of the cluster's nodes of
+// that OS and the autoscaled pools; with schedulableArchitectures: its list; with neither: every
+// architecture), with any other labels and name (the policy reads no other label of a node), of
+// the builds of the cluster's Windows nodes (readNodes) or of any build; with readNodes and no
+// node nor pool of the OS, as with neither setting. Taints are left out:
+// the policy places Pods by architecture; tolerations are the operator's.
+func universe(c *Case, os string) []v1.Node {
+	var arches, builds []string
+	switch {
+	case c.readNodes():
+		for _, n := range c.Nodes {
+			if n.Labels[osLabel] == os {
+				arches = appendNew(arches, n.Labels[archLabel])
+				builds = appendNew(builds, n.Labels[buildLabel])
+			}
+		}
+		for _, pool := range c.pools(os) {
+			arches = appendNew(arches, pool)
+		}
+		if len(arches) == 0 {
+			// docs/node-aware.md: a Pod whose OS has no Node nor pool at all is decided as if it
+			// had one (no Node is read to tell).
+			arches, builds = nodeArches, windowsBuilds
+		}
+	case len(c.schedulable()) > 0:
+		arches, builds = c.schedulable(), windowsBuilds
+	default:
+		arches, builds = nodeArches, windowsBuilds
+	}
+	return nodesOf(c, os, arches, builds)
+}
+
+func nodesOf(c *Case, os string, arches, builds []string) []v1.Node {
+	if os != "windows" {
+		builds = []string{""}
+	}
+	var nodes []v1.Node
+	for _, template := range templates(c) {
+		for _, arch := range arches {
+			for _, b := range builds {
+				nodes = append(nodes, node(template, os, arch, b))
+			}
+		}
+	}
+	return nodes
+}
+
+func appendNew(list []string, value string) []string {
+	if value == "" || slices.Contains(list, value) {
+		return list
+	}
+	return append(list, value)
+}
+
+// podOS is the OS of the nodes the Pod runs on, as docs/design.md states it: spec.os.name, else
+// the nodeSelector's kubernetes.io/os (or beta.kubernetes.io/os), else the one OS of the nodes its
+// required terms admit, else defaultOperatingSystem.
+func podOS(c *Case, pod *v1.Pod) string {
+	if pod.Spec.OS != nil && pod.Spec.OS.Name != "" {
+		return string(pod.Spec.OS.Name)
+	}
+	for _, key := range []string{osLabel, betaOSLabel} {
+		if os := pod.Spec.NodeSelector[key]; os != "" {
+			return os
+		}
+	}
+	var admitted []string
+	matches := oracle.Matcher(pod)
+	for _, os := range []string{"linux", "windows"} {
+		for _, node := range probes(c, os) {
+			if ok, _ := matches(&node); ok {
+				admitted = appendNew(admitted, os)
+				break
+			}
+		}
+	}
+	if len(admitted) == 1 {
+		return admitted[0]
+	}
+	return c.defaultOS()
+}
+
+// probes are the nodes of os of every architecture (and one no image has), build, label set
+// and name: what "the nodes the terms admit" ranges over.
+func probes(c *Case, os string) []v1.Node {
+	if c.probes == nil {
+		c.probes = map[string][]v1.Node{}
+	}
+	if _, done := c.probes[os]; !done {
+		c.probes[os] = nodesOf(c, os, append(slices.Clone(nodeArches), "riscv64"), windowsBuilds)
+	}
+	return c.probes[os]
+}
+
+// RunsOn says whether node runs every image of c's Pod that the policy can look up (an image
+// the registry does not have is left to onLookupFailure), Windows builds compared when
+// pinWindowsBuild is set.
+func (c *Case) RunsOn(node *v1.Node) bool {
+	return runsAll(c.known(), node, c.builds())
+}
+
+// OS is the OS of the nodes c's Pod runs on, as the policy takes it.
+func (c *Case) OS() string { return podOS(c, c.Template) }
+
+// known are the images of c's Pod the policy can look up.
+func (c *Case) known() []image {
+	var known []image
+	for _, container := range append(append([]v1.Container{}, c.Template.Spec.InitContainers...), c.Template.Spec.Containers...) {
+		if img := c.images[container.Image]; !img.missing {
+			known = append(known, img)
+		}
+	}
+	return known
+}
+
+// RunsImage says whether node runs the catalog image ref (registry.Ref form): what an injected
+// sidecar needs.
+func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
+	name := strings.TrimPrefix(ref, reg.Addr+"/")
+	return runs(image{ref: ref, platforms: reg.Catalog[name].Platforms}, node, false)
+}

@@ -1,0 +1,186 @@
+package property
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+)
+
+// TestMain picks the property's seed (RAPID_SEED, else a random one, printed) and keeps rapid
+// from writing fail files into the tree: the seed repeats a run.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	seed, err := strconv.ParseUint(os.Getenv("RAPID_SEED"), 10, 64)
+	if err != nil || seed == 0 {
+		seed = rand.Uint64()
+	}
+	_ = flag.Set("rapid.seed", fmt.Sprint(seed))
+	_ = flag.Set("rapid.nofailfile", "true")
+	if os.Getenv("RAPID_CHECKS") == "" {
+		_ = flag.Set("rapid.checks", "10000")
+	}
+	report("seed %d (RAPID_SEED=%d repeats this run)", seed, seed)
+	os.Exit(m.Run())
+}
+
+// report prints a line of the run's summary, and appends it to K8S_JUDGE_REPORT when set (go test
+// shows a passing package's output only with -v; `make k8s-test` prints the file).
+func report(format string, args ...any) {
+	line := fmt.Sprintf("k8s-judge: "+format+"\n", args...)
+	fmt.Print(line)
+	if path := os.Getenv("K8S_JUDGE_REPORT"); path != "" {
+		if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			_, _ = f.WriteString(line)
+			_ = f.Close()
+		}
+	}
+}
+
+// paths are the project's builds the property runs (make k8s-test builds them).
+type paths struct {
+	root, module, embeddedHost, seedRegistry string
+}
+
+func projectPaths(t *testing.T) paths {
+	root, err := policyhost.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := os.Getenv("CARGO_TARGET_DIR")
+	if target == "" {
+		target = filepath.Join(root, "target")
+	}
+	module := os.Getenv("K8S_JUDGE_MODULE") // a mutant's (scripts/k8s-mutants.sh)
+	if module == "" {
+		module = filepath.Join(root, "policy.wasm")
+	}
+	p := paths{root: root, module: module,
+		embeddedHost: filepath.Join(target, "debug", "embedded-host"), seedRegistry: filepath.Join(target, "debug", "seed-registry")}
+	for _, file := range []string{p.module, p.embeddedHost, p.seedRegistry} {
+		if _, err := os.Stat(file); err != nil {
+			t.Fatalf("%s is missing: run `make k8s-test` (it builds policy.wasm, the embedded host and seed-registry)", file)
+		}
+	}
+	return p
+}
+
+// host is the Kubewarden host the property runs the policy on: K8S_JUDGE_HOST=embedded (the
+// default) or kwctl (KWCTL, default .tools/bin/kwctl, on annotated-policy.wasm).
+func host(t *testing.T, p paths, reg *registry.Registry, kubeconfig string) policyhost.Host {
+	options := policyhost.Options{Module: p.module, Sources: reg.Sources, Kubeconfig: kubeconfig}
+	if os.Getenv("K8S_JUDGE_HOST_STDERR") != "" {
+		options.Stderr = os.Stderr
+	}
+	switch name := os.Getenv("K8S_JUDGE_HOST"); name {
+	case "", "embedded":
+		h, err := policyhost.StartEmbedded(p.embeddedHost, options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Close() })
+		return h
+	case "kwctl":
+		kwctl := os.Getenv("KWCTL")
+		if kwctl == "" {
+			kwctl = filepath.Join(p.root, ".tools", "bin", "kwctl")
+		}
+		options.Module = filepath.Join(p.root, "annotated-policy.wasm")
+		return policyhost.NewKwctl(kwctl, t.TempDir(), options)
+	default:
+		t.Fatalf("K8S_JUDGE_HOST is embedded or kwctl, not %q", name)
+		return nil
+	}
+}
+
+// TestPolicyJudgedByKubernetes draws (cluster, settings, Pod or workload) cases, runs each
+// through the compiled policy on a Kubewarden host, with real lookups in the fixture registry and,
+// with readNodes, the cluster's Nodes in a real API server, and judges the answer with
+// Kubernetes' own code (see judge).
+func TestPolicyJudgedByKubernetes(t *testing.T) {
+	p := projectPaths(t)
+	reg := registry.Start(t, p.seedRegistry)
+	cluster := controlplane.Start(t)
+	h := host(t, p, reg, cluster.Kubeconfig)
+	counts, started := map[string]int{}, time.Now()
+	var syncing, evaluating time.Duration
+	rapid.Check(t, func(rt *rapid.T) {
+		c := drawCase(rt, reg)
+		if c.readNodes() {
+			start := time.Now()
+			if err := cluster.SyncNodes(context.Background(), c.Nodes); err != nil {
+				rt.Fatal(err)
+			}
+			syncing += time.Since(start)
+		}
+		verdict, err := judge(c, h)
+		if err != nil {
+			rt.Fatalf("%v\n%s", err, describe(c))
+		}
+		if len(verdict.Violations) > 0 {
+			rt.Fatalf("%s\n%s\nanswer %s", strings.Join(verdict.Violations, "\n"), describe(c), verdict.Answer)
+		}
+		counts["cases"]++
+		evaluating += verdict.Evaluation
+		counts[c.Kind]++
+		if c.readNodes() {
+			counts["readNodes"]++
+		}
+		if verdict.OtherOS {
+			counts["admits a node of another OS"]++
+		}
+		switch {
+		case verdict.Rejected:
+			counts["rejected"]++
+		case verdict.Patched:
+			counts["patched"]++
+		default:
+			counts["accepted unchanged"]++
+		}
+	})
+	report("%s: %d cases judged in %v (evaluations %v, Nodes synced %v): %s", h.Name(), counts["cases"],
+		time.Since(started).Round(time.Second), evaluating.Round(time.Second), syncing.Round(time.Second), summary(counts))
+}
+
+// summary prints counts in a stable order.
+func summary(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for key := range counts {
+		if key != "cases" {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, key := range keys {
+		parts[i] = fmt.Sprintf("%s %d", key, counts[key])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describe prints a case compactly: the nodes, the settings and the object.
+func describe(c *Case) string {
+	var b strings.Builder
+	for _, node := range c.Nodes {
+		taints, _ := json.Marshal(node.Spec.Taints)
+		fmt.Fprintf(&b, "node %s labels=%v taints=%s\n", node.Name, node.Labels, taints)
+	}
+	settings, _ := json.Marshal(c.Settings)
+	object, _ := json.Marshal(c.Object)
+	fmt.Fprintf(&b, "settings %s\n%s %s", settings, c.Kind, object)
+	return b.String()
+}
