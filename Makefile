@@ -9,7 +9,7 @@ KWCTL ?= .tools/bin/kwctl
 POLICY_SERVER ?= .tools/bin/policy-server
 HOST_BIN := $(or $(CARGO_TARGET_DIR),target)/debug/embedded-host
 
-.PHONY: all deps fmt lint host unit-tests conformance e2e-tests k8s-test k8s-mutants test run bench-core fuzz clean
+.PHONY: all deps fmt lint host unit-tests conformance e2e-tests k8s-test k8s-e2e k8s-mutants test run bench-core fuzz clean
 
 all: annotated-policy.wasm
 
@@ -65,7 +65,15 @@ e2e-tests: policy.wasm host
 # the same cases on kwctl where it is installed (scripts/k8s-test.sh). RAPID_SEED repeats a run.
 k8s-test: policy.wasm host
 	cargo build -q -p registry-fixtures --bins
-	KWCTL="$(KWCTL)" bash scripts/k8s-test.sh
+	KWCTL="$(KWCTL)" bash scripts/k8s-test.sh property
+
+# A real control plane in the test process (k8s-judge/README.md): kube-apiserver on embedded
+# etcd, kube-scheduler and the workload controllers, the policy as its mutating webhook; >= 200
+# random workloads and Pods applied (K8S_E2E_OBJECTS), a sidecar injected after the policy, the
+# webhook down. K8S_E2E_SEED repeats a run.
+k8s-e2e: policy.wasm host
+	cargo build -q -p registry-fixtures --bins
+	POLICY_SERVER="$(POLICY_SERVER)" bash scripts/k8s-test.sh cluster
 
 # The property catches each bug of k8s-judge/mutants/ (not part of make test: three module builds).
 k8s-mutants: policy.wasm host
@@ -73,7 +81,7 @@ k8s-mutants: policy.wasm host
 	bash scripts/k8s-mutants.sh
 
 # Everything CI checks.
-test: deps fmt lint unit-tests conformance e2e-tests k8s-test
+test: deps fmt lint unit-tests conformance e2e-tests k8s-test k8s-e2e
 
 # The policy on an example Pod (test_data/pod-multi-arch.json) with real lookups in a local
 # registry, on kwctl when installed, else on the embedded host (RUN_HOST=kwctl|embedded picks).

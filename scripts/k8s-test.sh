@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# `make k8s-test`: Kubernetes' own code judges the policy (k8s-judge/README.md). gofmt and go vet
-# on the harness, the oracles' table tests, then the property over RAPID_CHECKS (default 10^4)
-# cases on the embedded host, and the same cases (same seed) on kwctl where it is installed
-# (KWCTL). Prints the seed and each host's counts. Needs policy.wasm, the embedded host and
-# seed-registry (the Makefile builds them).
+# Kubernetes' own code judges the policy (k8s-judge/README.md). Both suites start with gofmt and
+# go vet on the harness.
+#
+#   k8s-test.sh property   `make k8s-test`: the oracles' table tests, then the property over
+#                          RAPID_CHECKS (default 10^4) cases on the embedded host, and the same
+#                          cases (same RAPID_SEED) on kwctl where it is installed (KWCTL)
+#   k8s-test.sh cluster    `make k8s-e2e`: the control plane with the policy as its webhook,
+#                          served by the embedded host behind the test adapter, then by
+#                          policy-server where it is installed (POLICY_SERVER); K8S_E2E_SEED
+#
+# Prints the seeds and each run's counts. Needs policy.wasm, the embedded host and seed-registry
+# (the Makefile builds them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+suite=${1:?property or cluster}
 KWCTL=$(realpath -m "${KWCTL:-.tools/bin/kwctl}")
+POLICY_SERVER=$(realpath -m "${POLICY_SERVER:-.tools/bin/policy-server}")
 export RAPID_SEED=${RAPID_SEED:-$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}
+export K8S_E2E_SEED=${K8S_E2E_SEED:-$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}
 timeout=${K8S_TIMEOUT:-90m}
 report=$(mktemp)
 trap 'rm -f "$report"' EXIT
@@ -17,14 +27,31 @@ unformatted=$(gofmt -l k8s-judge)
 [ -z "$unformatted" ] || { echo "k8s-test: gofmt -l lists $unformatted" >&2; exit 1; }
 cd k8s-judge
 go vet ./...
-go test -count=1 -timeout "$timeout" ./oracle/
 status=0
-go test -count=1 -timeout "$timeout" ./property/ || status=$?
-if [ "$status" -eq 0 ] && [ -x "$KWCTL" ]; then
-  make -s -C .. annotated-policy.wasm KWCTL="$KWCTL"
-  K8S_JUDGE_HOST=kwctl KWCTL=$KWCTL go test -count=1 -timeout "$timeout" ./property/ || status=$?
-elif [ "$status" -eq 0 ]; then
-  echo "k8s-judge: skipped the kwctl pass: kwctl is not installed ($KWCTL)" >>"$report"
-fi
+case "$suite" in
+  property)
+    go test -count=1 -timeout "$timeout" ./oracle/
+    go test -count=1 -timeout "$timeout" ./property/ || status=$?
+    if [ "$status" -eq 0 ] && [ -x "$KWCTL" ]; then
+      make -s -C .. annotated-policy.wasm KWCTL="$KWCTL"
+      K8S_JUDGE_HOST=kwctl KWCTL=$KWCTL go test -count=1 -timeout "$timeout" ./property/ || status=$?
+    elif [ "$status" -eq 0 ]; then
+      echo "k8s-judge: skipped the kwctl pass: kwctl is not installed ($KWCTL)" >>"$report"
+    fi
+    ;;
+  cluster)
+    go test -count=1 -timeout "$timeout" ./cluster/ || status=$?
+    if [ "$status" -eq 0 ] && [ -x "$POLICY_SERVER" ] && [ -x "$KWCTL" ]; then
+      make -s -C .. annotated-policy.wasm KWCTL="$KWCTL"
+      K8S_E2E_SERVER=policy-server POLICY_SERVER=$POLICY_SERVER go test -count=1 -timeout "$timeout" ./cluster/ || status=$?
+    elif [ "$status" -eq 0 ]; then
+      echo "k8s-e2e: skipped the policy-server pass: policy-server and kwctl are not installed ($POLICY_SERVER, $KWCTL)" >>"$report"
+    fi
+    ;;
+  *)
+    echo "k8s-test.sh: property or cluster, not $suite" >&2
+    exit 2
+    ;;
+esac
 cat "$report"
 exit "$status"

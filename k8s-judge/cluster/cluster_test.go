@@ -35,6 +35,7 @@ import (
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/property"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/report"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/webhook"
 )
 
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 	if seed, err = strconv.ParseUint(os.Getenv("K8S_E2E_SEED"), 10, 64); err != nil || seed == 0 {
 		seed = rand.Uint64()
 	}
-	fmt.Printf("k8s-e2e: seed %d (K8S_E2E_SEED=%d repeats this run)\n", seed, seed)
+	report.Line("k8s-e2e", "seed %d (K8S_E2E_SEED=%d repeats this run)", seed, seed)
 	os.Exit(m.Run())
 }
 
@@ -121,6 +122,23 @@ func create(ctx context.Context, client dynamic.Interface, kind, namespace strin
 	return err
 }
 
+// serve starts what serves the policy: the test adapter on the embedded host, or policy-server
+// (K8S_E2E_SERVER=policy-server).
+func serve(t *testing.T, p project, reg *registry.Registry, cp *controlplane.ControlPlane, policy *webhook.ClusterAdmissionPolicy) webhook.Server {
+	switch name := os.Getenv("K8S_E2E_SERVER"); name {
+	case "", "embedded":
+		host, err := policyhost.StartEmbedded(p.embeddedHost, policyhost.Options{Module: p.module, Sources: reg.Sources, Kubeconfig: cp.Kubeconfig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = host.Close() })
+		return webhook.Serve(host, policy.Spec.Settings)
+	default:
+		t.Fatalf("K8S_E2E_SERVER is embedded or policy-server, not %q", name)
+		return nil
+	}
+}
+
 func TestPolicyInAControlPlane(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -141,19 +159,14 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := policyhost.StartEmbedded(p.embeddedHost, policyhost.Options{Module: p.module, Sources: reg.Sources, Kubeconfig: cp.Kubeconfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	adapter := webhook.Serve(host, policy.Spec.Settings)
-	defer adapter.Close()
-	configuration := policy.Configuration(adapter.URL(policy), adapter.CABundle())
+	server := serve(t, p, reg, cp, policy)
+	defer server.Close()
+	configuration := policy.Configuration(server.URL(policy), server.CABundle())
 	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForWebhook(ctx, t, cp, adapter)
-	t.Logf("control plane, registry and webhook ready in %v", time.Since(started).Round(time.Second))
+	waitForWebhook(ctx, t, cp, reg)
+	report.Line("k8s-e2e", "control plane, registry and webhook ready in %v", time.Since(started).Round(time.Second))
 
 	dyn := dynamic.NewForConfigOrDie(cp.Config)
 	count := 200
@@ -178,20 +191,128 @@ func TestPolicyInAControlPlane(t *testing.T) {
 			t.Fatalf("%s %s: %v", c.Kind, name, err)
 		}
 	}
-	pods := settle(ctx, t, cp)
+	pods := settle(ctx, t, cp, "default")
 	judge(t, cp, cases, pods, refused)
-	t.Logf("workloads and Pods applied: %d, refused %d, in %v", count, refused, time.Since(started).Round(time.Second))
+	report.Line("k8s-e2e", "%s: %d workloads and Pods applied, refused %d, settled and judged %v after the start", server.Name(), count, refused, time.Since(started).Round(time.Second))
+
+	t.Run("a sidecar injected after the policy is not seen", func(t *testing.T) {
+		sidecarInjectedAfter(ctx, t, cp, reg, server, policy)
+	})
+	t.Run("the webhook down under failurePolicy Ignore", func(t *testing.T) {
+		webhookDown(ctx, t, cp, reg, server, policy)
+	})
 }
 
-// waitForWebhook waits until the API server calls the webhook (it reads configurations from an
-// informer).
-func waitForWebhook(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, adapter *webhook.Adapter) {
-	probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "probe.invalid/none:1"}}}}
+// sidecarInjectedAfter: a second mutating webhook, named after this policy's as Istio's injector
+// is (the API server calls them in name order, and Kubewarden sets no reinvocationPolicy), adds an
+// amd64-only proxy to the Pods of a namespace. An arm64-only app is pinned to arm64 without the
+// proxy being looked up, and is bound to an arm64 Node the proxy cannot run on, as the README
+// says; the background audit's request for the running Pod is refused, naming the proxy.
+func sidecarInjectedAfter(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry,
+	server webhook.Server, policy *webhook.ClusterAdmissionPolicy) {
+	proxy := reg.Ref("gen/linux-amd64:1.0")
+	injector := webhook.Inject(v1.Container{Name: "proxy", Image: proxy})
+	defer injector.Close()
+	url, fail, none := injector.URL(), admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
+	configuration := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "istio-sidecar-injector"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:              "sidecar-injector.istio.io",
+			ClientConfig:      admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: injector.CABundle()},
+			Rules:             []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"istio-injection": "enabled"}},
+			FailurePolicy:     &fail, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	namespace := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "meshed", Labels: map[string]string{"istio-injection": "enabled"}}}
+	if _, err := cp.Client.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	app := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Labels: map[string]string{"app": "meshed"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: reg.Ref("gen/linux-arm64:1.0")}}}}
 	deadline := time.Now().Add(30 * time.Second)
-	for adapter.Reviews.Load() == 0 {
-		_, _ = cp.Client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	for injector.Reviews.Load() == 0 { // the API server reads webhook configurations from an informer
+		_, _ = cp.Client.CoreV1().Pods("meshed").Create(ctx, app, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if time.Now().After(deadline) {
-			t.Fatal("the API server never called the webhook")
+			t.Fatal("the API server never called the injector")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, err := cp.Client.CoreV1().Pods("meshed").Create(ctx, app, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := settle(ctx, t, cp, "meshed")[0]
+	if got := images(&pod); len(got) != 2 || got[1] != proxy {
+		t.Fatalf("the injector did not add the proxy: %v", got)
+	}
+	if pin := pod.Annotations[pinAnnotation]; pin != "arm64" {
+		t.Fatalf("want the app pinned to arm64 (the proxy unseen), annotation %q", pin)
+	}
+	node, err := cp.Client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the meshed Pod is not bound: %v (%s)", err, unschedulable(&pod))
+	}
+	if node.Labels["kubernetes.io/arch"] != "arm64" || property.RunsImage(reg, proxy, node) {
+		t.Fatalf("want the Pod on an arm64 Node its amd64-only proxy cannot run on, got %s (%s)", node.Name, node.Labels["kubernetes.io/arch"])
+	}
+	report.Line("k8s-e2e", "sidecar: the arm64 app was pinned to arm64, the amd64-only proxy injected after it, and the Pod bound to %s: the proxy would fail there with exec format error", node.Name)
+
+	// The audit scanner sends the running Pod as a CREATE request.
+	pod.ManagedFields = nil
+	object, _ := json.Marshal(pod)
+	request, _ := json.Marshal(map[string]any{"uid": "audit", "operation": "CREATE", "name": pod.Name, "namespace": pod.Namespace,
+		"kind": map[string]string{"group": "", "version": "v1", "kind": "Pod"}, "resource": map[string]string{"group": "", "version": "v1", "resource": "pods"},
+		"userInfo": map[string]any{}, "object": json.RawMessage(object)})
+	audit, err := server.Audit(policy, request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`image-arch-affinity: the Pod is bound to node %q (linux/arm64), which its images have no build for: %q runs only on linux/amd64`, node.Name, proxy)
+	if audit.Allowed || !strings.HasPrefix(audit.Message(), want) {
+		t.Fatalf("the audit's answer: allowed=%v %q, want refused with %q", audit.Allowed, audit.Message(), want)
+	}
+	report.Line("k8s-e2e", "sidecar: the background audit refuses the running Pod: %s", audit.Message())
+}
+
+// webhookDown: under failurePolicy Ignore, with the policy's server gone, a Pod is created
+// unpinned.
+func webhookDown(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry,
+	server webhook.Server, policy *webhook.ClusterAdmissionPolicy) {
+	if policy.Spec.FailurePolicy == nil || *policy.Spec.FailurePolicy != admissionregistrationv1.Ignore {
+		t.Fatalf("docs/node-aware.md's policy has failurePolicy %v, not Ignore", policy.Spec.FailurePolicy)
+	}
+	server.Close()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "while-down"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: reg.Ref("gen/linux-arm64:1.0")}}}}
+	created, err := cp.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a Pod must be created while the webhook is down (failurePolicy Ignore): %v", err)
+	}
+	if _, pinned := created.Annotations[pinAnnotation]; pinned || created.Spec.Affinity != nil {
+		t.Fatalf("the Pod created while the webhook was down is pinned: %v %v", created.Annotations, created.Spec.Affinity)
+	}
+	report.Line("k8s-e2e", "webhook down: the arm64-only Pod was created unpinned (annotations %v, no node affinity)", created.Annotations)
+}
+
+// pinAnnotation records what the policy computed.
+const pinAnnotation = "image-arch-affinity.kubewarden.io/architectures"
+
+// waitForWebhook waits until the API server calls the webhook (it reads configurations from an
+// informer): a dry-run arm64-only Pod comes back pinned.
+func waitForWebhook(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry) {
+	probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: reg.Ref("gen/linux-arm64:1.0")}}}}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pod, err := cp.Client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil && pod.Annotations[pinAnnotation] == "arm64" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server never called the webhook (last: %v)", err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -199,12 +320,12 @@ func waitForWebhook(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 
 // settle waits until the controllers and the scheduler are done: the Pods stop changing, and
 // each is bound or marked unschedulable.
-func settle(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane) []v1.Pod {
+func settle(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, namespace string) []v1.Pod {
 	var last string
 	stable := 0
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		list, err := cp.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		list, err := cp.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,9 +403,8 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 			}
 		}
 	}
-	t.Logf("Nodes %d; objects created %d, refused %d; Pods %d: bound %d (on a node of another OS than the policy placed them for: %d), pending %d",
+	report.Line("k8s-e2e", "Nodes %d; objects created %d, refused %d; Pods %d: bound %d (on a node of another OS than the policy placed them for: %d), pending %d",
 		len(cluster), len(cases), refused, len(pods), bound, otherOS, pending)
-	_ = admissionregistrationv1.Ignore
 }
 
 // unschedulable is the scheduler's message on a Pending Pod.

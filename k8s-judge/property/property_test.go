@@ -19,6 +19,7 @@ import (
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+	summary "github.com/image-arch-affinity/image-arch-affinity/k8s-judge/report"
 )
 
 // TestMain picks the property's seed (RAPID_SEED, else a random one, printed) and keeps rapid
@@ -38,18 +39,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// report prints a line of the run's summary, and appends it to K8S_JUDGE_REPORT when set (go test
-// shows a passing package's output only with -v; `make k8s-test` prints the file).
-func report(format string, args ...any) {
-	line := fmt.Sprintf("k8s-judge: "+format+"\n", args...)
-	fmt.Print(line)
-	if path := os.Getenv("K8S_JUDGE_REPORT"); path != "" {
-		if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			_, _ = f.WriteString(line)
-			_ = f.Close()
-		}
-	}
-}
+func report(format string, args ...any) { summary.Line("k8s-judge", format, args...) }
 
 // paths are the project's builds the property runs (make k8s-test builds them).
 type paths struct {
@@ -153,11 +143,11 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		}
 	})
 	report("%s: %d cases judged in %v (evaluations %v, Nodes synced %v): %s", h.Name(), counts["cases"],
-		time.Since(started).Round(time.Second), evaluating.Round(time.Second), syncing.Round(time.Second), summary(counts))
+		time.Since(started).Round(time.Second), evaluating.Round(time.Second), syncing.Round(time.Second), countsText(counts))
 }
 
-// summary prints counts in a stable order.
-func summary(counts map[string]int) string {
+// countsText prints counts in a stable order.
+func countsText(counts map[string]int) string {
 	keys := make([]string, 0, len(counts))
 	for key := range counts {
 		if key != "cases" {

@@ -19,6 +19,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -116,16 +117,32 @@ func (p *ClusterAdmissionPolicy) Configuration(url string, caBundle []byte) *adm
 	}
 }
 
-// Adapter serves the policy over HTTPS.
+// Server serves the policy over HTTPS for the API server: the test adapter, or policy-server.
+type Server interface {
+	// Name says which server this is.
+	Name() string
+	// URL is where it serves policy (policy-server's /validate/<policy> path).
+	URL(policy *ClusterAdmissionPolicy) string
+	// CABundle is the PEM the API server verifies it with.
+	CABundle() []byte
+	// Audit answers the request the background audit scanner sends for a running object.
+	Audit(policy *ClusterAdmissionPolicy, request []byte) (policyhost.Response, error)
+	// Close stops it: the API server then finds the webhook down.
+	Close()
+}
+
+// Adapter serves the policy over HTTPS, evaluated on a policyhost.Host.
 type Adapter struct {
-	server *httptest.Server
+	server   *httptest.Server
+	host     policyhost.Host
+	settings any
 	// Reviews counts the AdmissionReviews answered.
 	Reviews atomic.Int64
 }
 
 // Serve starts the adapter: host evaluates each review with settings.
 func Serve(host policyhost.Host, settings any) *Adapter {
-	a := &Adapter{}
+	a := &Adapter{host: host, settings: settings}
 	a.server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		var review admissionv1.AdmissionReview
@@ -162,6 +179,14 @@ func Serve(host policyhost.Host, settings any) *Adapter {
 	return a
 }
 
+// Name says what serves the policy.
+func (a *Adapter) Name() string { return "the test adapter on the " + a.host.Name() }
+
+// Audit evaluates the request on the adapter's host, as policy-server's audit endpoint does.
+func (a *Adapter) Audit(_ *ClusterAdmissionPolicy, request []byte) (policyhost.Response, error) {
+	return a.host.Evaluate(request, a.settings)
+}
+
 // URL is where the policy is served, at policy-server's path for it.
 func (a *Adapter) URL(policy *ClusterAdmissionPolicy) string {
 	return a.server.URL + "/validate/" + policy.Name()
@@ -174,3 +199,42 @@ func (a *Adapter) CABundle() []byte {
 
 // Close stops the adapter: the API server then finds the webhook down.
 func (a *Adapter) Close() { a.server.Close() }
+
+// Injector is a sidecar injector: a mutating webhook that appends a container to every Pod it
+// is sent, as service meshes' injectors do.
+type Injector struct {
+	server *httptest.Server
+	// Reviews counts the Pods it was sent.
+	Reviews atomic.Int64
+}
+
+// Inject starts an injector of sidecar.
+func Inject(sidecar corev1.Container) *Injector {
+	i := &Injector{}
+	i.server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review admissionv1.AdmissionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, fmt.Sprintf("not an AdmissionReview: %v", err), http.StatusBadRequest)
+			return
+		}
+		patch, _ := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/containers/-", "value": sidecar}})
+		patchType := admissionv1.PatchTypeJSONPatch
+		i.Reviews.Add(1)
+		review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true, Patch: patch, PatchType: &patchType}
+		review.Request = nil
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(review)
+	}))
+	return i
+}
+
+// URL is the injector's address.
+func (i *Injector) URL() string { return i.server.URL + "/inject" }
+
+// CABundle is the PEM of the injector's certificate.
+func (i *Injector) CABundle() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: i.server.Certificate().Raw})
+}
+
+// Close stops the injector.
+func (i *Injector) Close() { i.server.Close() }
