@@ -133,6 +133,13 @@ func serve(t *testing.T, p project, reg *registry.Registry, cp *controlplane.Con
 		}
 		t.Cleanup(func() { _ = host.Close() })
 		return webhook.Serve(host, policy.Spec.Settings)
+	case "policy-server":
+		server, err := webhook.StartPolicyServer(os.Getenv("POLICY_SERVER"), filepath.Join(p.root, "annotated-policy.wasm"),
+			reg.Sources, cp.Kubeconfig, policy, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return server
 	default:
 		t.Fatalf("K8S_E2E_SERVER is embedded or policy-server, not %q", name)
 		return nil
