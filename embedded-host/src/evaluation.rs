@@ -92,11 +92,9 @@ fn rejected(uid: &str, message: String, code: Option<u16>) -> AdmissionResponse 
     }
 }
 
-/// The module compiled once (wasmtime's engine and module), instantiated per use.
-pub struct Compiled {
-    engine: wasmtime::Engine,
-    module: wasmtime::Module,
-}
+/// The module compiled and linked once (wasmtime-provider's pre-instantiated provider, as
+/// policy-evaluator keeps it), rehydrated into a fresh instance per use.
+pub struct Compiled(wasmtime_provider::WasmtimeEngineProviderPre);
 
 impl Compiled {
     pub fn new(policy: &Policy) -> Result<Compiled> {
@@ -106,16 +104,17 @@ impl Compiled {
         let engine = wasmtime::Engine::new(&config)?;
         let module = wasmtime::Module::from_file(&engine, &policy.module)
             .map_err(|e| anyhow!("cannot load the module {:?}: {e}", policy.module))?;
-        Ok(Compiled { engine, module })
+        let pre = wasmtime_provider::WasmtimeEngineProviderBuilder::new()
+            .engine(engine)
+            .module(module)
+            .build_pre()?;
+        Ok(Compiled(pre))
     }
 
     /// A fresh instance (no guest state survives it, as in Kubewarden's hosts) whose host calls
     /// `host` answers.
     pub fn instance(&self, host: Arc<Mutex<Host>>) -> Result<Module> {
-        let provider = wasmtime_provider::WasmtimeEngineProviderBuilder::new()
-            .engine(self.engine.clone())
-            .module(self.module.clone())
-            .build()?;
+        let provider = self.0.rehydrate(None)?;
         let callback =
             move |_id: u64, binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
                 let mut host = host.lock().map_err(|_| "the host's state is poisoned")?;
