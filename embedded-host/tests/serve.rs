@@ -24,7 +24,10 @@ fn module(kind: &str) -> PathBuf {
         "policy" => root().join("policy.wasm"),
         _ => target.join("wasm32-wasip1/release/trivial_policy.wasm"),
     };
-    assert!(module.exists(), "{module:?} is missing: run `make conformance`");
+    assert!(
+        module.exists(),
+        "{module:?} is missing: run `make conformance`"
+    );
     module
 }
 
@@ -37,10 +40,18 @@ fn settings(flags: &[Value]) -> Value {
         .unwrap_or(json!({}))
 }
 
+/// A recorded case: its name, request, settings and kwctl's answer.
+struct Case {
+    name: String,
+    request: Value,
+    settings: Value,
+    kwctl: Value,
+}
+
 #[test]
 fn serve_answers_each_line_as_kwctl_run_answered_each_case() {
     let cases = root().join("conformance/cases");
-    let mut by_module: Vec<(String, Vec<(String, Value, Value, Value)>)> = Vec::new();
+    let mut by_module: std::collections::BTreeMap<String, Vec<Case>> = Default::default();
     let mut names: Vec<_> = std::fs::read_dir(&cases)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -52,22 +63,22 @@ fn serve_answers_each_line_as_kwctl_run_answered_each_case() {
         let session = std::fs::read_to_string(case.join("session.yml")).unwrap();
         // Cases with host calls, grants or settings that are no object are `run`'s to show.
         if session.trim() != "[]"
-            || flags.iter().any(|f| f.as_str().unwrap().starts_with("--allowed"))
+            || flags
+                .iter()
+                .any(|f| f.as_str().unwrap().starts_with("--allowed"))
             || !settings(flags).is_object()
         {
             continue;
         }
-        let kind = spec["module"].as_str().unwrap().to_string();
-        let entry = (
-            case.file_name().unwrap().to_string_lossy().to_string(),
-            json(&case.join("request.json")),
-            settings(flags),
-            json(&case.join("kwctl.json")),
-        );
-        match by_module.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, list)) => list.push(entry),
-            None => by_module.push((kind, vec![entry])),
-        }
+        by_module
+            .entry(spec["module"].as_str().unwrap().to_string())
+            .or_default()
+            .push(Case {
+                name: case.file_name().unwrap().to_string_lossy().to_string(),
+                request: json(&case.join("request.json")),
+                settings: settings(flags),
+                kwctl: json(&case.join("kwctl.json")),
+            });
     }
     let count: usize = by_module.iter().map(|(_, cases)| cases.len()).sum();
     assert!(count >= 9, "{count} cases make no host call");
@@ -83,7 +94,13 @@ fn serve_answers_each_line_as_kwctl_run_answered_each_case() {
             .unwrap();
         let mut input = serve.stdin.take().unwrap();
         let mut output = BufReader::new(serve.stdout.take().unwrap());
-        for (name, request, settings, kwctl) in cases {
+        for Case {
+            name,
+            request,
+            settings,
+            kwctl,
+        } in cases
+        {
             let line = json!({"request": request, "settings": settings});
             writeln!(input, "{line}").unwrap();
             let mut answer = String::new();
@@ -91,7 +108,9 @@ fn serve_answers_each_line_as_kwctl_run_answered_each_case() {
             let answer: Value = serde_json::from_str(&answer).unwrap();
             let expected: Value = match kwctl["exit"].as_i64() {
                 Some(0) => serde_json::from_str(kwctl["stdout"].as_str().unwrap()).unwrap(),
-                _ => json!({"error": kwctl["error"].as_str().unwrap().trim_start_matches("Error: ")}),
+                _ => {
+                    json!({"error": kwctl["error"].as_str().unwrap().trim_start_matches("Error: ")})
+                }
             };
             assert_eq!(answer, expected, "{name}");
         }
