@@ -80,7 +80,7 @@ fn serve_answers_each_line_as_kwctl_run_answered_each_case() {
                 kwctl: json(&case.join("kwctl.json")),
             });
     }
-    let count: usize = by_module.iter().map(|(_, cases)| cases.len()).sum();
+    let count: usize = by_module.values().map(Vec::len).sum();
     assert!(count >= 9, "{count} cases make no host call");
     for (kind, cases) in by_module {
         let mut serve = Command::new(env!("CARGO_BIN_EXE_embedded-host"))
