@@ -6,14 +6,21 @@ package policyhost
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Response is the AdmissionResponse the hosts print.
@@ -58,6 +65,8 @@ type Options struct {
 	Kubeconfig string
 	// Stderr receives the hosts' diagnostics (nil: discarded).
 	Stderr io.Writer
+	// kwctlArgs are kwctl's own flags.
+	kwctlArgs []string
 }
 
 func (o Options) args() []string {
@@ -156,8 +165,57 @@ type Kwctl struct {
 	dir string
 }
 
-// NewKwctl runs bin (kwctl) with o; dir holds the request files.
-func NewKwctl(bin, dir string, o Options) *Kwctl { return &Kwctl{bin: bin, o: o, dir: dir} }
+// NewKwctl runs bin (kwctl) with o; dir holds the request files and a Sigstore trust root.
+// kwctl fetches Sigstore's trust root (TUF) at every start, and on a machine without that
+// network spends about a second in retries; the modules run here are local files that nothing
+// verifies, so kwctl is given the root of a throwaway key instead (--sigstore-trust-config).
+func NewKwctl(bin, dir string, o Options) (*Kwctl, error) {
+	trust, err := throwawayTrustRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	o.kwctlArgs = []string{"--sigstore-trust-config", trust}
+	return &Kwctl{bin: bin, o: o, dir: dir}, nil
+}
+
+// throwawayTrustRoot writes a Sigstore ClientTrustConfig whose CA, transparency log and CT log
+// are one freshly generated key, forgotten at once: it verifies no signature.
+func throwawayTrustRoot(dir string) (string, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	template := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "k8s-judge throwaway"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true}
+	cert, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		return "", err
+	}
+	public, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		return "", err
+	}
+	valid := map[string]string{"start": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)}
+	log := map[string]any{"baseUrl": "http://127.0.0.1:9", "hashAlgorithm": "SHA2_256", "logId": map[string]string{"keyId": "AAAA"},
+		"publicKey": map[string]any{"rawBytes": public, "keyDetails": "PKIX_ECDSA_P256_SHA_256", "validFor": valid}}
+	config := map[string]any{
+		"mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
+		"trustedRoot": map[string]any{
+			"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+			"tlogs":     []any{log}, "ctlogs": []any{log}, "timestampAuthorities": []any{},
+			"certificateAuthorities": []any{map[string]any{"subject": map[string]string{"commonName": "k8s-judge throwaway"},
+				"uri": "http://127.0.0.1:9", "certChain": map[string]any{"certificates": []any{map[string]any{"rawBytes": cert}}}, "validFor": valid}},
+		},
+		"signingConfig": map[string]any{"mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json",
+			"caUrls": []any{}, "oidcUrls": []any{}, "rekorTlogUrls": []any{}, "tsaUrls": []any{}},
+	}
+	data, err := json.Marshal(config)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "sigstore-trust-config.json")
+	return path, os.WriteFile(path, data, 0o600)
+}
 
 // Name says which host this is.
 func (k *Kwctl) Name() string { return "kwctl" }
@@ -177,7 +235,8 @@ func (k *Kwctl) Evaluate(request []byte, settings any) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	args := append([]string{"run", "--request-path", file.Name(), "--settings-json", string(settingsJSON)}, k.o.args()...)
+	args := append([]string{"run", "--request-path", file.Name(), "--settings-json", string(settingsJSON)}, k.o.kwctlArgs...)
+	args = append(args, k.o.args()...)
 	cmd := exec.Command(k.bin, append(args, k.o.Module)...)
 	cmd.Env = k.o.env()
 	var stdout, stderr bytes.Buffer

@@ -90,7 +90,11 @@ func host(t *testing.T, p paths, reg *registry.Registry, kubeconfig string) poli
 			kwctl = filepath.Join(p.root, ".tools", "bin", "kwctl")
 		}
 		options.Module = filepath.Join(p.root, "annotated-policy.wasm")
-		return policyhost.NewKwctl(kwctl, t.TempDir(), options)
+		h, err := policyhost.NewKwctl(kwctl, t.TempDir(), options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
 	default:
 		t.Fatalf("K8S_JUDGE_HOST is embedded or kwctl, not %q", name)
 		return nil
