@@ -2,7 +2,7 @@
 # Installs what building, running and testing the policy needs. Idempotent: installs only what is
 # missing, and never a Kubewarden tool system-wide.
 #
-# - the wasm32-wasip1 Rust target, rustfmt and clippy;
+# - the wasm32-wasip1 Rust target, rustfmt and clippy; a check that Go >= 1.26 is on PATH;
 # - Debian packages: docker-registry (the local OCI registry of the e2e tests), bats, jq, wrk
 #   (policy-server load runs), curl, unzip;
 # - Kubewarden's kwctl and policy-server >= 1.35, when they can be had, in the project-local,
@@ -30,6 +30,15 @@ fi
 for component in rustfmt clippy; do
   rustup component list --installed | grep -q "^$component" || rustup component add "$component"
 done
+
+# k8s-judge/ (make k8s-test, make k8s-e2e) is a Go module on Kubernetes 1.37, which needs Go 1.26
+# (go.mod's go line); our machines have it. Debian's golang-go is older: there is nothing to
+# install here, only a clear stop.
+go_version=$(go env GOVERSION 2>/dev/null || true)
+if [ -z "$go_version" ] || [ "$(printf '%s\n%s\n' go1.26 "$go_version" | sort -V | head -n 1)" != go1.26 ]; then
+  log "k8s-judge needs Go >= 1.26 on PATH (found: ${go_version:-none}); install it from go.dev/dl"
+  exit 1
+fi
 
 missing=()
 command -v docker-registry >/dev/null 2>&1 || [ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
