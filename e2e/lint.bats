@@ -5,6 +5,9 @@
 # Needs what `make deps` installs: actionlint in .tools/bin, shellcheck.
 
 setup() {
+  # The make commands below run as from a shell, also when `make test` runs this suite (a
+  # sub-make would print "make[N]: Entering directory" and "make[N]: ***" lines).
+  unset MAKEFLAGS MFLAGS MAKELEVEL
   cd "$BATS_TEST_DIRNAME/.."
   REPO=$PWD
   VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
