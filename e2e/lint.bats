@@ -2,7 +2,10 @@
 # `make lint` beyond clippy: actionlint over the GitHub workflows (scripts/lint-workflows.sh) and
 # the version agreement (scripts/check-version.sh). Each passes on the tree, and fails, with the
 # exact message, on a copy with one error put in: a workflow error, a version that disagrees.
-# Needs what `make deps` installs: actionlint in .tools/bin, shellcheck.
+# Needs what `make deps` installs: actionlint in .tools/bin, shellcheck. And docs/release.md's
+# verification config is one kwctl reads (on kwctl).
+
+load requests
 
 setup() {
   # The make commands below run as from a shell, also when `make test` runs this suite (a
@@ -175,4 +178,26 @@ copy_versioned() {
   # Then each reference to the module, artifacthub-pkg.yml's first.
   [ "${lines[4]}" = "  artifacthub-pkg.yml:$(grep -n "image-arch-affinity:v$VERSION" artifacthub-pkg.yml | head -n 1 | cut -d: -f1) names image-arch-affinity:v$VERSION" ]
   [ "$(grep -c "  .* names .*v$VERSION" <<<"$output")" -eq 7 ]
+}
+
+@test "docs/release.md's verification config is one kwctl reads" {
+  KWCTL=${KWCTL:-.tools/bin/kwctl}
+  [ -x "$KWCTL" ] || skip "needs kwctl verify: kwctl is not installed"
+  doc_block docs/release.md '^### Enforcing it in the cluster' >"$BATS_TEST_TMPDIR/verification.yml"
+  grep -qx 'apiVersion: v1' "$BATS_TEST_TMPDIR/verification.yml"
+  # A config kwctl cannot read is refused before anything is fetched; this one gets further (to
+  # Sigstore's trust root, or without a network to its first fetch) and fails there: nothing
+  # listens on 127.0.0.1:1.
+  sed 's/kind: githubAction /kind: githubActions /' "$BATS_TEST_TMPDIR/verification.yml" \
+    >"$BATS_TEST_TMPDIR/broken.yml"
+  run env HOME="$BATS_TEST_TMPDIR" RUST_BACKTRACE=0 "$KWCTL" verify \
+    --verification-config-path "$BATS_TEST_TMPDIR/broken.yml" registry://127.0.0.1:1/none:v0
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = 'Error: Not a valid configuration file: unknown variant `githubActions`, expected one of `pubKey`, `genericIssuer`, `githubAction`' ]
+  run env HOME="$BATS_TEST_TMPDIR" RUST_BACKTRACE=0 "$KWCTL" verify \
+    --verification-config-path "$BATS_TEST_TMPDIR/verification.yml" registry://127.0.0.1:1/none:v0
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "${lines[0]}" == "Error: "* ]]
+  [[ "$output" != *"Not a valid configuration file"* ]]
 }
