@@ -9,7 +9,7 @@ KWCTL ?= .tools/bin/kwctl
 POLICY_SERVER ?= .tools/bin/policy-server
 HOST_BIN := $(or $(CARGO_TARGET_DIR),target)/debug/embedded-host
 
-.PHONY: all deps fmt lint host unit-tests conformance e2e-tests k8s-test k8s-e2e k8s-mutants test run bench-core fuzz clean
+.PHONY: all deps fmt lint lint-workflows host unit-tests conformance e2e-tests k8s-test k8s-e2e k8s-mutants test run bench-core fuzz clean
 
 all: annotated-policy.wasm
 
@@ -38,8 +38,13 @@ $(TRIVIAL): trivial-policy/src/lib.rs trivial-policy/Cargo.toml
 fmt:
 	cargo fmt --all -- --check
 
-lint:
+# clippy, the GitHub workflows (actionlint) and the version agreement (check-version, below).
+lint: check-version lint-workflows
 	cargo clippy --workspace --all-targets -- -D warnings
+
+# actionlint (built by `make deps`) over .github/workflows, shellcheck on their run: scripts.
+lint-workflows:
+	@bash scripts/lint-workflows.sh
 
 unit-tests:
 	cargo test
@@ -118,7 +123,7 @@ clean:
 
 # ---- Release, Artifact Hub and benchmarks on the real host (kwctl, policy-server 1.35) ----
 # docs/release.md and docs/performance.md describe these targets.
-# The version released: Cargo.toml's, which must equal metadata.yml's (checked by check-version).
+# The version released: Cargo.toml's, which every other place must name (check-version).
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 # Where `make publish` pushes: registry://$(REGISTRY)/image-arch-affinity:v$(VERSION).
 REGISTRY ?= ghcr.io/image-arch-affinity/policies
@@ -127,14 +132,11 @@ SOURCES ?=
 
 .PHONY: check-version publish artifacthub cluster-admission-policy bench
 
-# Cargo.toml, metadata.yml and artifacthub-pkg.yml name the same version.
+# Cargo.toml, Cargo.lock, metadata.yml, artifacthub-pkg.yml and the module references in the docs
+# name the same version, and TAG (a release tag, vX.Y.Z: the release workflow's) names it too.
+TAG ?=
 check-version:
-	@metadata=$$(sed -n 's/^  io.kubewarden.policy.version: //p' metadata.yml); \
-	artifacthub=$$(sed -n 's/^version: //p' artifacthub-pkg.yml); \
-	if [ "$$metadata" != "$(VERSION)" ] || [ "$$artifacthub" != "$(VERSION)" ]; then \
-		echo "version mismatch: Cargo.toml $(VERSION), metadata.yml $$metadata, artifacthub-pkg.yml $$artifacthub" >&2; \
-		exit 1; \
-	fi
+	@bash scripts/check-version.sh "$(TAG)"
 
 publish: check-version annotated-policy.wasm
 	$(KWCTL) push $(if $(SOURCES),--sources-path $(SOURCES)) \

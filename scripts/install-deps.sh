@@ -4,7 +4,10 @@
 #
 # - the wasm32-wasip1 Rust target, rustfmt and clippy; a check that Go >= 1.26 is on PATH;
 # - Debian packages: docker-registry (the local OCI registry of the e2e tests), bats, jq, wrk
-#   (policy-server load runs), curl, unzip;
+#   (policy-server load runs), curl, unzip, shellcheck (make lint: actionlint runs it on the
+#   workflows' run: scripts);
+# - actionlint ACTIONLINT_VERSION (make lint: the GitHub workflows), built with `go install` from
+#   its Go module into .tools/bin/ (needs Go);
 # - Kubewarden's kwctl and policy-server >= 1.35, when they can be had, in the project-local,
 #   git-ignored .tools/bin/: the ones on PATH when new enough (symlinked), else kwctl from
 #   Kubewarden's release KUBEWARDEN_VERSION (default 1.35.0), checked against the SHA-256 digest
@@ -18,6 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MIN_VERSION=1.35.0
+# actionlint's newest release on the Go module proxy when pinned; `make lint` runs it.
+ACTIONLINT_VERSION=1.7.12
 KUBEWARDEN_VERSION=${KUBEWARDEN_VERSION:-1.35.0}
 TOOLS=.tools/bin
 
@@ -47,6 +52,7 @@ command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
@@ -114,6 +120,11 @@ kwctl_from_release() {
 }
 
 mkdir -p "$TOOLS"
+if [ "$("$TOOLS/actionlint" -version 2>/dev/null | head -n 1)" != "v$ACTIONLINT_VERSION" ]; then
+  command -v go >/dev/null 2>&1 || { log "actionlint needs Go to be built: install Go"; exit 1; }
+  GOBIN="$PWD/$TOOLS" go install "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
+  log "actionlint $ACTIONLINT_VERSION built from its Go module"
+fi
 tool_ok kwctl || from_path kwctl || kwctl_from_release || rm -f "$TOOLS/kwctl"
 tool_ok policy-server || from_path policy-server || rm -f "$TOOLS/policy-server"
 missing=()

@@ -1,0 +1,203 @@
+#!/usr/bin/env bats
+# `make lint` beyond clippy: actionlint over the GitHub workflows (scripts/lint-workflows.sh) and
+# the version agreement (scripts/check-version.sh). Each passes on the tree, and fails, with the
+# exact message, on a copy with one error put in: a workflow error, a version that disagrees.
+# Needs what `make deps` installs: actionlint in .tools/bin, shellcheck. And docs/release.md's
+# verification config is one kwctl reads (on kwctl).
+
+load requests
+
+setup() {
+  # The make commands below run as from a shell, also when `make test` runs this suite (a
+  # sub-make would print "make[N]: Entering directory" and "make[N]: ***" lines).
+  unset MAKEFLAGS MFLAGS MAKELEVEL
+  cd "$BATS_TEST_DIRNAME/.."
+  REPO=$PWD
+  VERSION=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+  ACTIONLINT_VERSION=$(sed -n 's/^ACTIONLINT_VERSION=//p' scripts/install-deps.sh)
+  SHELLCHECK_VERSION=$(shellcheck --version | sed -n 's/^version: //p')
+}
+
+# copy_workflows: the workflows and their lint script in a git repository of their own (actionlint
+# resolves the local reusable workflow, ./.github/workflows/ci.yml, in the repository it is run in).
+copy_workflows() {
+  COPY=$BATS_TEST_TMPDIR/repo
+  mkdir -p "$COPY/scripts" "$COPY/.github"
+  cp -r .github/workflows "$COPY/.github/"
+  cp scripts/lint-workflows.sh "$COPY/scripts/"
+  git -C "$COPY" init -q
+}
+
+# inject FILE SED_SCRIPT: edits the copy's .github/workflows/FILE, and fails when nothing changed.
+inject() {
+  sed -i "$2" "$COPY/.github/workflows/$1"
+  ! cmp -s "$COPY/.github/workflows/$1" ".github/workflows/$1"
+}
+
+lint_copy() {
+  run env ACTIONLINT="$REPO/.tools/bin/actionlint" bash "$COPY/scripts/lint-workflows.sh"
+  echo "$output"
+}
+
+# line_of FILE TEXT: the number of the copy's first line of .github/workflows/FILE holding TEXT.
+line_of() {
+  grep -nF -- "$2" "$COPY/.github/workflows/$1" | head -n 1 | cut -d: -f1
+}
+
+# finding FILE LINE COLUMN MESSAGE MARKER: actionlint's report of one error: where, what, and the
+# line quoted with MARKER (^~~~) under it from COLUMN on.
+finding() {
+  local code pad indent
+  code=$(sed -n "${2}p" "$COPY/.github/workflows/$1")
+  pad=$(printf '%*s' "${#2}" '')
+  indent=$(printf '%*s' "$(($3 - 1))" '')
+  printf '.github/workflows/%s:%s:%s: %s\n%s |\n%s | %s\n%s | %s%s' \
+    "$1" "$2" "$3" "$4" "$pad" "$2" "$code" "$pad" "$indent" "$5"
+}
+
+@test "make lint runs check-version, actionlint on the workflows, and clippy" {
+  run make -n lint
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = 'bash scripts/check-version.sh ""
+bash scripts/lint-workflows.sh
+cargo clippy --workspace --all-targets -- -D warnings' ]
+}
+
+@test "make deps built the pinned actionlint" {
+  [ -n "$ACTIONLINT_VERSION" ]
+  run .tools/bin/actionlint -version
+  [ "${lines[0]}" = "v$ACTIONLINT_VERSION" ]
+}
+
+@test "the workflows pass actionlint" {
+  run make -s lint-workflows
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "lint-workflows: actionlint v$ACTIONLINT_VERSION, shellcheck $SHELLCHECK_VERSION: .github/workflows/ci.yml .github/workflows/release.yml" ]
+  # The copy the tests below break passes as it is.
+  copy_workflows
+  lint_copy
+  [ "$status" -eq 0 ]
+}
+
+@test "actionlint fails on an output no job declares" {
+  copy_workflows
+  inject release.yml 's/needs\.publish\.outputs\.immutable-ref/needs.publish.outputs.immutable_ref/'
+  lint_copy
+  [ "$status" -eq 1 ]
+  [ "$output" = "$(finding release.yml "$(line_of release.yml 'outputs.immutable_ref')" 20 \
+    'property "immutable_ref" is not defined in object type {immutable-ref: string} [expression]' \
+    '^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~')" ]
+}
+
+@test "actionlint fails on a runner label GitHub does not have" {
+  copy_workflows
+  inject ci.yml 's/runs-on: ubuntu-24.04/runs-on: ubuntu-42.04/'
+  lint_copy
+  [ "$status" -eq 1 ]
+  [ "${lines[0]}" = ".github/workflows/ci.yml:$(line_of ci.yml 'runs-on: ubuntu-42.04'):14: "'label "ubuntu-42.04" is unknown. available labels are "windows-latest", "windows-latest-8-cores", "windows-2025", "windows-2025-vs2026", "windows-2022", "windows-11-arm", "ubuntu-slim", "ubuntu-latest", "ubuntu-latest-4-cores", "ubuntu-latest-8-cores", "ubuntu-latest-16-cores", "ubuntu-24.04", "ubuntu-24.04-arm", "ubuntu-22.04", "ubuntu-22.04-arm", "macos-latest", "macos-latest-xlarge", "macos-latest-large", "macos-26-intel", "macos-26-xlarge", "macos-26-large", "macos-26", "macos-15-intel", "macos-15-xlarge", "macos-15-large", "macos-15", "macos-14-xlarge", "macos-14-large", "macos-14", "self-hosted", "x64", "arm", "arm64", "linux", "macos", "windows". if it is a custom label for self-hosted runner, set list of labels in actionlint.yaml config file [runner-label]' ]
+  [ "${#lines[@]}" -eq 4 ]
+}
+
+@test "actionlint fails on a needs: naming no job" {
+  copy_workflows
+  inject release.yml '0,/^    needs: publish$/s//    needs: pubish/'
+  lint_copy
+  [ "$status" -eq 1 ]
+  [ "$output" = "$(finding release.yml "$(line_of release.yml '  github-release:')" 3 \
+    'job "github-release" needs job "pubish" which does not exist in this workflow [job-needs]' \
+    '^~~~~~~~~~~~~~~')
+$(finding release.yml "$(line_of release.yml 'needs.publish.outputs.immutable-ref')" 20 \
+      'property "publish" is not defined in object type {} [expression]' \
+      '^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~')" ]
+}
+
+@test "actionlint runs shellcheck on run: scripts" {
+  copy_workflows
+  inject release.yml 's/make check-version TAG="\$TAG"/make check-version TAG=$TAG/'
+  lint_copy
+  [ "$status" -eq 1 ]
+  [ "$output" = "$(finding release.yml "$(line_of release.yml 'run: make check-version TAG=$TAG')" 9 \
+    'shellcheck reported issue in this script: SC2086:info:1:24: Double quote to prevent globbing and word splitting [shellcheck]' \
+    '^~~~')" ]
+}
+
+@test "make check-version: every place names Cargo.toml's version, and so does TAG" {
+  run make -s check-version
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "check-version: $VERSION in Cargo.toml, Cargo.lock, metadata.yml, artifacthub-pkg.yml and 7 references to the module" ]
+  run make -s check-version TAG="v$VERSION"
+  [ "$status" -eq 0 ]
+  [ "$output" = "check-version: $VERSION in Cargo.toml, Cargo.lock, metadata.yml, artifacthub-pkg.yml, the tag v$VERSION and 7 references to the module" ]
+  run make -s check-version TAG=v9.9.9
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = "version mismatch: Cargo.toml's version is $VERSION, but" ]
+  [ "${lines[1]}" = "  the tag is v9.9.9" ]
+  [ "${lines[2]}" = "make: *** [Makefile:$(grep -n 'scripts/check-version.sh' Makefile | cut -d: -f1): check-version] Error 1" ]
+  [ "${#lines[@]}" -eq 3 ]
+}
+
+# copy_versioned: the files check-version reads, and the Makefile, in a directory of their own.
+copy_versioned() {
+  COPY=$BATS_TEST_TMPDIR/repo
+  mkdir -p "$COPY/scripts" "$COPY/src"
+  cp -r Makefile Cargo.toml Cargo.lock metadata.yml artifacthub-pkg.yml README.md docs examples \
+    "$COPY/"
+  cp scripts/check-version.sh "$COPY/scripts/"
+  run make -s -C "$COPY" check-version
+  [ "$status" -eq 0 ]
+}
+
+@test "make check-version fails on a version that disagrees" {
+  copy_versioned
+  sed -i "s/^  io.kubewarden.policy.version: $VERSION\$/  io.kubewarden.policy.version: 9.9.9/" \
+    "$COPY/metadata.yml"
+  sed -i "0,/image-arch-affinity:v$VERSION/s//image-arch-affinity:v9.9.9/" "$COPY/README.md"
+  run make -s -C "$COPY" check-version
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = "version mismatch: Cargo.toml's version is $VERSION, but" ]
+  [ "${lines[1]}" = "  metadata.yml's io.kubewarden.policy.version is 9.9.9" ]
+  [ "${lines[2]}" = "  README.md:$(grep -n "image-arch-affinity:v$VERSION" README.md | head -n 1 | cut -d: -f1) names image-arch-affinity:v9.9.9" ]
+  [ "${#lines[@]}" -eq 4 ]
+}
+
+@test "make check-version fails on a new Cargo.toml version the rest does not name" {
+  copy_versioned
+  sed -i "0,/^version = \"$VERSION\"\$/s//version = \"9.9.9\"/" "$COPY/Cargo.toml"
+  run make -s -C "$COPY" check-version TAG=v9.9.9
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = "version mismatch: Cargo.toml's version is 9.9.9, but" ]
+  [ "${lines[1]}" = "  Cargo.lock's image-arch-affinity is $VERSION" ]
+  [ "${lines[2]}" = "  metadata.yml's io.kubewarden.policy.version is $VERSION" ]
+  [ "${lines[3]}" = "  artifacthub-pkg.yml's version is $VERSION" ]
+  # Then each reference to the module, artifacthub-pkg.yml's first.
+  [ "${lines[4]}" = "  artifacthub-pkg.yml:$(grep -n "image-arch-affinity:v$VERSION" artifacthub-pkg.yml | head -n 1 | cut -d: -f1) names image-arch-affinity:v$VERSION" ]
+  [ "$(grep -c "  .* names .*v$VERSION" <<<"$output")" -eq 7 ]
+}
+
+@test "docs/release.md's verification config is one kwctl reads" {
+  KWCTL=${KWCTL:-.tools/bin/kwctl}
+  [ -x "$KWCTL" ] || skip "needs kwctl verify: kwctl is not installed"
+  doc_block docs/release.md '^### Enforcing it in the cluster' >"$BATS_TEST_TMPDIR/verification.yml"
+  grep -qx 'apiVersion: v1' "$BATS_TEST_TMPDIR/verification.yml"
+  # A config kwctl cannot read is refused before anything is fetched; this one gets further (to
+  # Sigstore's trust root, or without a network to its first fetch) and fails there: nothing
+  # listens on 127.0.0.1:1.
+  sed 's/kind: githubAction /kind: githubActions /' "$BATS_TEST_TMPDIR/verification.yml" \
+    >"$BATS_TEST_TMPDIR/broken.yml"
+  run env HOME="$BATS_TEST_TMPDIR" RUST_BACKTRACE=0 "$KWCTL" verify \
+    --verification-config-path "$BATS_TEST_TMPDIR/broken.yml" registry://127.0.0.1:1/none:v0
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = 'Error: Not a valid configuration file: unknown variant `githubActions`, expected one of `pubKey`, `genericIssuer`, `githubAction`' ]
+  run env HOME="$BATS_TEST_TMPDIR" RUST_BACKTRACE=0 "$KWCTL" verify \
+    --verification-config-path "$BATS_TEST_TMPDIR/verification.yml" registry://127.0.0.1:1/none:v0
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "${lines[0]}" == "Error: "* ]]
+  [[ "$output" != *"Not a valid configuration file"* ]]
+}
