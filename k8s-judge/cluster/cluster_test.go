@@ -153,8 +153,10 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	p := paths(t)
 	reg := registry.Start(t, p.seedRegistry)
 	cp := controlplane.Start(t)
-	if err := cp.SyncNodes(ctx, nodes()); err != nil {
-		t.Fatal(err)
+	for _, node := range nodes() {
+		if err := cp.CreateNode(ctx, node); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := cp.StartScheduler(ctx); err != nil {
 		t.Fatal(err)

@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	etcd3testing "k8s.io/apiserver/pkg/storage/etcd3/testing"
 	"k8s.io/client-go/kubernetes"
@@ -69,36 +66,16 @@ func writeKubeconfig(config *rest.Config, path string) error {
 	return os.Chmod(path, 0o600)
 }
 
-// SyncNodes makes the cluster's Nodes exactly nodes (by name): deletes the others, creates the
-// missing, replaces those whose labels, taints or status differ.
-func (c *ControlPlane) SyncNodes(ctx context.Context, nodes []v1.Node) error {
-	existing, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
+// ReplaceNodes makes the cluster's Nodes exactly nodes, as objects (their labels and taints; no
+// status: what the policy reads of a Node is its labels): one DeleteCollection, one Create each.
+func (c *ControlPlane) ReplaceNodes(ctx context.Context, nodes []v1.Node) error {
+	if err := c.Client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("delete nodes: %w", err)
 	}
-	want := map[string]v1.Node{}
 	for _, node := range nodes {
-		want[node.Name] = node
-	}
-	for _, node := range existing.Items {
-		wanted, keep := want[node.Name]
-		if keep && same(node, wanted) {
-			delete(want, node.Name)
-			continue
-		}
-		err := c.Client.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-	}
-	names := make([]string, 0, len(want))
-	for name := range want {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := c.CreateNode(ctx, want[name]); err != nil {
-			return err
+		node.ResourceVersion, node.Status = "", v1.NodeStatus{}
+		if _, err := c.Client.CoreV1().Nodes().Create(ctx, &node, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create node %s: %w", node.Name, err)
 		}
 	}
 	return nil
@@ -123,9 +100,4 @@ func (c *ControlPlane) CreateNode(ctx context.Context, node v1.Node) error {
 		return fmt.Errorf("node %s taints: %w", node.Name, err)
 	}
 	return nil
-}
-
-func same(a, b v1.Node) bool {
-	return equality.Semantic.DeepEqual(a.Labels, b.Labels) && equality.Semantic.DeepEqual(a.Spec.Taints, b.Spec.Taints) &&
-		equality.Semantic.DeepEqual(a.Status.NodeInfo, b.Status.NodeInfo)
 }

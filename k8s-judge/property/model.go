@@ -89,12 +89,19 @@ func node(template v1.Node, os, arch, winBuild string) v1.Node {
 }
 
 // templates are every other label set and name a node may have: each zone, each tier or none
-// (0..4: what In, Gt and Lt on the tiers the Pods use can admit),
-// the beta labels or not, and every name the Pods use.
+// (0..4: what In, Gt and Lt on the tiers the Pods use can admit), the beta labels or not, and
+// each name the Pod's matchFields name or one it does not (all others match alike).
 func templates(c *Case) []v1.Node {
-	names := []string{"other"}
-	for _, n := range c.Nodes {
-		names = append(names, n.Name)
+	names := []string{"unnamed"}
+	if affinity := c.Template.Spec.Affinity; affinity != nil && affinity.NodeAffinity != nil &&
+		affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, field := range term.MatchFields {
+				for _, name := range field.Values {
+					names = appendNew(names, name)
+				}
+			}
+		}
 	}
 	var out []v1.Node
 	for _, name := range names {

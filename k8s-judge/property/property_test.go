@@ -116,7 +116,7 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		c := drawCase(rt, reg)
 		if c.readNodes() {
 			start := time.Now()
-			if err := cluster.SyncNodes(context.Background(), c.Nodes); err != nil {
+			if err := cluster.ReplaceNodes(context.Background(), c.Nodes); err != nil {
 				rt.Fatal(err)
 			}
 			syncing += time.Since(start)
