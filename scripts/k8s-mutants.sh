@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 export RAPID_CHECKS=${RAPID_CHECKS:-3000}
 survived=()
-for patch in k8s-judge/mutants/*.patch; do
+for patch in ${K8S_MUTANTS:-k8s-judge/mutants/*.patch}; do
   name=$(basename "$patch" .patch)
   dir=target/mutants/$name
   rm -rf "$dir"

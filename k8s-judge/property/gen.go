@@ -235,8 +235,17 @@ func imagePool(reg *registry.Registry) []string {
 		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0")
 }
 
+// hostile are the images whose index entries carry values no node reports (a space, selector
+// syntax, 64 characters, an unknown name; a Windows os.version with selector syntax): drawn one
+// time in eight, so that Pods made of them alone come up.
+var hostile = []string{"multi/odd-values:1.0", "multi/windows-odd-build:1.0"}
+
 func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) string {
-	name := rapid.SampledFrom(pool).Draw(t, "image")
+	from := pool
+	if chance(t, "hostile image", 8) {
+		from = hostile
+	}
+	name := rapid.SampledFrom(from).Draw(t, "image")
 	ref := reg.Ref(name)
 	img := image{ref: ref}
 	switch {
