@@ -225,7 +225,7 @@ evaluate() {
   refused '{"onLookupFailure":"accept","fallbackArchitectures":["amd64"]}' \
     'fallbackArchitectures applies under onLookupFailure: ignoreImage only (with accept a Pod whose lookups fail is left unpinned, with reject it is rejected)'
   refused '{"onLookupFailur":"accept"}' \
-    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `preferredArchitectures`, `fallbackArchitectures`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild` at line 1 column 17'
+    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `preferredArchitectures`, `fallbackArchitectures`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild`, `wasmRuntimeClasses` at line 1 column 17'
 }
 
 @test "index entries without an os field: the host cannot parse the index, a lookup failure" {

@@ -243,6 +243,24 @@ record fallback-pinned "fallbackArchitectures: a Pod none of whose images could 
 record settings-fallback-needs-ignore-image "fallbackArchitectures under onLookupFailure: accept: refused at load" \
   --settings-json '{"onLookupFailure":"accept","fallbackArchitectures":["amd64"]}'
 
+# ---- images that are not native: WebAssembly, artifacts, nested indexes ----
+pod_request "$(containers "$R/wasm/single:1.0" "$R/wasm/index:1.0" "$R/wasm/spin:1.0")"
+record wasm-images-constrain-nothing "A wasi/wasm single image, a wasi/wasip1 index and a Spin artifact under onLookupFailure: reject: accepted, no patch; the Spin artifact read from its manifest alone" \
+  --settings-json '{"onLookupFailure":"reject"}'
+pod_request "$(containers "$R/wasm/native-wasm:1.0" "$R/single/amd64-docker:1.0" | jq -c '. + {runtimeClassName: "wasmtime-spin-v2"}')"
+record wasm-runtime-class-mixed-index "A mixed index under a RuntimeClass of wasmRuntimeClasses constrains nothing; the native sidecar pins amd64" \
+  --settings-json '{"wasmRuntimeClasses":["wasmtime-spin-v2"]}'
+pod_request "$(containers "$R/artifacts/helm-chart:1.0" "$R/multi/oci-index:1.0")"
+record lookup-helm-chart "A Helm chart named as a Pod image: a lookup failure naming its artifact type"
+pod_request "$(containers "$R/nested/index:1.0" "$R/multi/docker-list:1.0")"
+record pin-nested-index "An index whose entry is an index: looked up by digest, pinned to arm64 and s390x"
+pod_request "$(containers "$R/nested/too-deep:1.0" "$F/faults/index-cycle/app:1.0" "$R/single/arm64-oci:1.0")"
+record lookup-nested-too-deep-and-cycle "Indexes nested four deep (the fourth not looked up), and a nesting cycle the host refuses (its digest does not match)" \
+  --settings-json '{"onLookupFailure":"reject"}'
+pod_request "$(containers "$R/wasm/spin:1.0")"
+record settings-wasm-runtime-class "A wasmRuntimeClasses entry that is no RuntimeClass name: refused at load" \
+  --settings-json '{"wasmRuntimeClasses":["Spin_V2"]}'
+
 # ---- settings refused at load ----
 pod_request "$(containers "$R/multi/oci-index:1.0")"
 record settings-weight-out-of-range "preferredArchitectureWeight 0: refused at load" --settings-json '{"preferredArchitectureWeight":0}'

@@ -159,8 +159,8 @@ lookup_fails() {
     "Fail to interact with OCI registry: Failed to parse manifest: expected value at line 1 column 1"
   lookup_fails "$FAULTS/faults/not-an-image/app:1.0" \
     "Fail to interact with OCI registry: Failed to parse manifest: missing field \`schemaVersion\` at line 1 column 17"
-  # An artifact is a valid image manifest to the host; its config names no platform.
-  lookup_fails "$FAULTS/faults/oci-artifact/app:1.0" "the image config names no runnable architecture"
+  # An artifact is a valid image manifest to the host; the policy names its artifact type.
+  lookup_fails "$FAULTS/faults/oci-artifact/app:1.0" 'the manifest is an artifact of type "application/spdx+json", not a container image'
 }
 
 @test "an index with zero entries, an index of attestations only" {

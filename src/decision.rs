@@ -17,6 +17,7 @@ use crate::registry::Registry;
 use crate::resolve::{self, ImagePlatforms};
 use crate::settings::{self, OnLookupFailure, OnNoCommonArchitecture, Settings};
 use crate::tolerations;
+use crate::webassembly;
 
 /// Annotation in which the policy records the architectures it computed.
 pub const ARCHITECTURES_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/architectures";
@@ -97,10 +98,14 @@ struct Facts<'a> {
     subject: Subject<'a>,
     settings: &'a Settings,
     constraints: Constraints,
+    /// The images looked up that constrain the Pod's architecture (not the WebAssembly ones
+    /// that run anywhere: `ImagePlatforms::arch_free`).
     known: Vec<&'a ImagePlatforms>,
     /// The architectures every known image runs on for the Pod's OS (`fallbackArchitectures`
-    /// when no image could be looked up).
+    /// when no image could be looked up; every architecture when none constrains).
     image_common: Architectures,
+    /// Images were looked up, and none constrains the architecture: they run on every node.
+    unconstrained: bool,
     /// No image could be looked up: `image_common` is `fallbackArchitectures`, and the warning
     /// that says so.
     fallback: Option<String>,
@@ -142,12 +147,16 @@ fn steps(
     // 3, 4. What every image runs on.
     let mut warnings = Vec::new();
     let resolved = resolve::resolve_images(&images, settings, registry);
-    let known = known_images(&resolved, subject.name, settings, &mut warnings)?;
-    let fallback = known
+    let looked_up = known_images(&resolved, subject.name, settings, &mut warnings)?;
+    let fallback = looked_up
         .is_empty()
         .then(|| message::fallback(subject.name, &images, settings));
+    let known = constraining(looked_up, webassembly::runtime(pod, settings));
+    let unconstrained = fallback.is_none() && known.is_empty();
     let image_common = if fallback.is_some() {
         settings.fallback_architectures.iter().cloned().collect()
+    } else if unconstrained {
+        platform::every_architecture()
     } else {
         image_architectures(&known, &constraints.os, subject.name)
             .map_err(|refusal| refuse(refusal, &mut warnings, settings))?
@@ -158,6 +167,7 @@ fn steps(
         constraints,
         known,
         image_common,
+        unconstrained,
         fallback,
     };
     // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
@@ -226,9 +236,20 @@ fn settle(
     let (subject, settings) = (facts.subject.name, facts.settings);
     let constraints = &facts.constraints;
     let os = &constraints.os;
-    let common = match within_schedulable(&facts.image_common, schedulable, subject) {
-        Ok(common) => common,
-        Err(refusal) => return facts.refuse(refusal, warnings),
+    // The architectures nodes may have: the schedulable ones; when they are unknown, and the
+    // images run anywhere, every architecture a node can report (so nothing is pinned).
+    let universe = if facts.unconstrained && schedulable.architectures.is_empty() {
+        platform::every_architecture()
+    } else {
+        schedulable.architectures.clone()
+    };
+    let common = if facts.unconstrained {
+        universe.clone()
+    } else {
+        match within_schedulable(&facts.image_common, schedulable, subject) {
+            Ok(common) => common,
+            Err(refusal) => return facts.refuse(refusal, warnings),
+        }
     };
     let admits = constraints.admits();
     let finally = admits.among(&common);
@@ -256,20 +277,19 @@ fn settle(
         constraints,
         &common,
         &finally,
-        &schedulable.architectures,
+        &universe,
         builds.as_ref(),
         settings,
     );
     if facts.subject.daemon_set {
-        warnings.extend(message::daemon_set(
-            admits,
-            &common,
-            &schedulable.architectures,
-        ));
+        warnings.extend(message::daemon_set(admits, &common, &universe));
     }
     warnings.extend(facts.fallback.clone());
     if changed {
-        record_architectures(pod, &common);
+        // Images that constrain no architecture computed none: no annotation.
+        if !facts.unconstrained {
+            record_architectures(pod, &common);
+        }
         return Outcome::Changed(warnings);
     }
     Outcome::Unchanged(warnings)
@@ -301,9 +321,8 @@ fn placed_by_scheduler<'a>(
         return Err(unchanged());
     }
     if let Some(node) = bound {
-        let os = pod::operating_system(pod, &settings.default_operating_system);
         return Err(decide_bound(
-            &images, node, os, subject, settings, registry, cluster,
+            &images, node, pod, subject, settings, registry, cluster,
         ));
     }
     Ok(images)
@@ -380,7 +399,7 @@ fn warn_bad_preferred_annotation(pod: &Value, warnings: &mut Vec<String>) {
 fn decide_bound(
     images: &[&str],
     name: &str,
-    pod_os: &str,
+    pod: &Value,
     subject: &str,
     settings: &Settings,
     registry: &mut dyn Registry,
@@ -397,6 +416,7 @@ fn decide_bound(
             };
         }
     };
+    let pod_os = pod::operating_system(pod, &settings.default_operating_system);
     let os = node.os.as_deref().unwrap_or(pod_os);
     let arch = node.architecture.as_deref().unwrap_or_default();
     // With pinWindowsBuild, a Windows Node's OS build counts too (a platform that names none
@@ -418,7 +438,7 @@ fn decide_bound(
     let known = match known_images(&resolved, subject, settings, &mut warnings) {
         // A bound Pod is never pinned: no fallback for it.
         Ok(known) if known.is_empty() => return Outcome::Unchanged(warnings),
-        Ok(known) => known,
+        Ok(known) => constraining(known, webassembly::runtime(pod, settings)),
         Err(outcome) => return outcome,
     };
     let lacking: Vec<String> = known
@@ -462,6 +482,16 @@ fn decide_bound(
         &mut warnings,
         settings,
     )
+}
+
+/// Step 4: of the images looked up, those that constrain the Pod's architecture: all but the
+/// WebAssembly ones that run on any node (only WebAssembly builds, or a WebAssembly build and a
+/// Pod under one of `wasmRuntimeClasses`).
+fn constraining(known: Vec<&ImagePlatforms>, webassembly_runtime: bool) -> Vec<&ImagePlatforms> {
+    known
+        .into_iter()
+        .filter(|image| !image.arch_free(webassembly_runtime))
+        .collect()
 }
 
 /// Steps 3 and 4: the images whose platforms are known, after the lookup failures were handled

@@ -170,7 +170,7 @@ fn check_tag(tag: &str) -> Result<(), String> {
     }
 }
 
-fn check_digest(digest: &str) -> Result<(), String> {
+pub(crate) fn check_digest(digest: &str) -> Result<(), String> {
     let ok = match digest.split_once(':') {
         Some(("sha256", hex)) => hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()),
         Some(("sha512", hex)) => hex.len() == 128 && hex.chars().all(|c| c.is_ascii_hexdigit()),

@@ -28,6 +28,7 @@ pub mod resolve;
 pub mod settings;
 pub mod sparse;
 pub mod tolerations;
+pub mod webassembly;
 pub mod workload;
 
 use std::borrow::Cow;

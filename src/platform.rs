@@ -40,6 +40,14 @@ pub const KNOWN_OPERATING_SYSTEMS: &[&str] = &[
     "zos",
 ];
 
+/// The operating systems of WebAssembly platforms (`wasi/wasm` as `docker buildx --platform
+/// wasi/wasm` writes it, `wasip1/wasm` and `wasip2/wasm` as runwasi and Go's `GOOS=wasip1` do):
+/// no node reports them; a container runtime's WebAssembly shim runs them on any architecture.
+pub const WEBASSEMBLY_OPERATING_SYSTEMS: [&str; 3] = ["wasi", "wasip1", "wasip2"];
+
+/// The architecture of WebAssembly platforms.
+pub const WEBASSEMBLY_ARCHITECTURE: &str = "wasm";
+
 /// A set of node architecture label values, always sorted.
 pub type Architectures = BTreeSet<String>;
 
@@ -61,6 +69,9 @@ pub struct Platform {
 pub enum Declared {
     /// A platform nodes can run.
     Runnable(Platform),
+    /// A WebAssembly platform (`WEBASSEMBLY_OPERATING_SYSTEMS` with architecture `wasm`): run
+    /// by a WebAssembly shim, on a node of any architecture.
+    WebAssembly,
     /// No image: no architecture, or `unknown` OS or architecture (BuildKit attestations).
     NotAnImage,
     /// A value no node reports: an architecture that is not one of `KNOWN_ARCHITECTURES` (after
@@ -85,6 +96,15 @@ pub fn declared(
     };
     if !KNOWN_ARCHITECTURES.contains(&architecture.as_str()) {
         return Declared::Odd(format!("architecture {}", quoted(written)));
+    }
+    if architecture == WEBASSEMBLY_ARCHITECTURE
+        && os.is_some_and(|os| {
+            WEBASSEMBLY_OPERATING_SYSTEMS
+                .iter()
+                .any(|wasm| os.trim().eq_ignore_ascii_case(wasm))
+        })
+    {
+        return Declared::WebAssembly;
     }
     let os = match os.map(str::trim) {
         None | Some("") => None,
@@ -177,6 +197,15 @@ pub fn os_build(os_version: &str) -> Option<String> {
 
 /// The label Windows nodes carry their OS build in.
 pub const WINDOWS_BUILD_LABEL: &str = "node.kubernetes.io/windows-build";
+
+/// Every architecture a node can report (`KNOWN_ARCHITECTURES`): where images that constrain no
+/// architecture run.
+pub fn every_architecture() -> Architectures {
+    KNOWN_ARCHITECTURES
+        .iter()
+        .map(|arch| arch.to_string())
+        .collect()
+}
 
 /// Joins architectures for messages and annotations: `amd64,arm64`.
 pub fn join(architectures: &Architectures, separator: &str) -> String {
@@ -291,6 +320,32 @@ mod tests {
             odd(Some("windows"), "amd64", Some("10.0.20348.2527")),
             Declared::Runnable(Platform { os_build: Some(build), .. }) if build == "10.0.20348"
         ));
+    }
+
+    #[test]
+    fn webassembly_platforms_are_neither_runnable_nor_odd() {
+        for os in ["wasi", "wasip1", "wasip2", "WASI", " wasip1 "] {
+            assert_eq!(
+                declared(Some(os), Some("wasm"), None),
+                Declared::WebAssembly,
+                "{os}"
+            );
+        }
+        // Only the wasm architecture, and only with a WebAssembly OS, is WebAssembly.
+        assert_eq!(
+            declared(Some("wasi"), Some("amd64"), None),
+            Declared::Odd(r#"os "wasi""#.into())
+        );
+        assert_eq!(
+            declared(Some("wasip1"), Some("wasm32"), None),
+            Declared::Odd(r#"architecture "wasm32""#.into())
+        );
+        assert_eq!(
+            declared(Some("js"), Some("wasm"), None),
+            Declared::Odd(r#"os "js""#.into())
+        );
+        assert_eq!(declared(Some("wasip1"), None, None), Declared::NotAnImage);
+        assert_eq!(every_architecture().len(), KNOWN_ARCHITECTURES.len());
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub struct Settings {
     /// For a Windows Pod, pin `node.kubernetes.io/windows-build` to the OS builds (`os.version`)
     /// all its images share, and reject it when they share none.
     pub pin_windows_build: bool,
+    /// RuntimeClasses whose handler is a WebAssembly shim: a Pod under one of them runs the
+    /// WebAssembly build of an image that has one, on any architecture (`webassembly`).
+    pub wasm_runtime_classes: Vec<String>,
 }
 
 impl Default for Settings {
@@ -73,6 +76,7 @@ impl Default for Settings {
             read_nodes: false,
             autoscaled_architectures: Vec::new(),
             pin_windows_build: false,
+            wasm_runtime_classes: Vec::new(),
         }
     }
 }
@@ -268,6 +272,14 @@ impl Settings {
                 self.lookup_budget_milliseconds
             ));
         }
+        for (index, name) in self.wasm_runtime_classes.iter().enumerate() {
+            check_dns_subdomain(name)
+                .map_err(|e| format!("wasmRuntimeClasses[{index}]: {e} (a RuntimeClass name)"))?;
+        }
+        no_duplicates(
+            "wasmRuntimeClasses",
+            &self.wasm_runtime_classes.iter().collect::<Vec<_>>(),
+        )?;
         for key in &self.match_node_labels {
             check_label_key(key).map_err(|e| format!("matchNodeLabels: {e}"))?;
         }
@@ -455,6 +467,29 @@ pub fn check_label_key(key: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{key:?} is not a label key"))
+    }
+}
+
+/// A DNS subdomain (RFC 1123) as Kubernetes checks object names such as a RuntimeClass's: at
+/// most 253 characters, dot-separated labels of lowercase alphanumerics and `-`, each starting
+/// and ending with an alphanumeric.
+pub fn check_dns_subdomain(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            label.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && label.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is not a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)",
+            platform::quoted(name)
+        ))
     }
 }
 
@@ -707,6 +742,26 @@ mod tests {
                 r#"{"readNodes":true,"autoscaledArchitectures":[{"architectures":["arm64"]}]}"#,
                 "invalid settings: missing field `os`",
             ),
+            (
+                r#"{"wasmRuntimeClasses":["wasmtime-spin-v2","Spin"]}"#,
+                "wasmRuntimeClasses[1]: \"Spin\" is not a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters) (a RuntimeClass name)",
+            ),
+            (
+                r#"{"wasmRuntimeClasses":["spin."]}"#,
+                "wasmRuntimeClasses[0]: \"spin.\" is not a DNS subdomain",
+            ),
+            (
+                r#"{"wasmRuntimeClasses":[""]}"#,
+                "wasmRuntimeClasses[0]: \"\" is not a DNS subdomain",
+            ),
+            (
+                r#"{"wasmRuntimeClasses":["wasmedge","wasmedge"]}"#,
+                "wasmRuntimeClasses: \"wasmedge\" is listed twice",
+            ),
+            (
+                r#"{"wasmRuntimeClasses":"wasmedge"}"#,
+                "invalid settings: invalid type: string \"wasmedge\", expected a sequence",
+            ),
         ];
         for (json, expected) in cases {
             let err = parse(json).unwrap_err();
@@ -714,6 +769,21 @@ mod tests {
                 err.starts_with(expected),
                 "settings {json}\n  got: {err}\n want: {expected}..."
             );
+        }
+    }
+
+    #[test]
+    fn wasm_runtime_classes_are_runtime_class_names() {
+        let settings =
+            parse(r#"{"wasmRuntimeClasses":["wasmtime-spin-v2","wasmedge","crun.wasm"]}"#).unwrap();
+        assert_eq!(
+            settings.wasm_runtime_classes,
+            ["wasmtime-spin-v2", "wasmedge", "crun.wasm"]
+        );
+        assert_eq!(check_dns_subdomain(&"a".repeat(253)), Ok(()));
+        assert!(check_dns_subdomain(&"a".repeat(254)).is_err());
+        for bad in ["-spin", "spin-", "a..b", "wasm_edge", "spin v2"] {
+            assert!(check_dns_subdomain(bad).is_err(), "{bad}");
         }
     }
 

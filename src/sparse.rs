@@ -48,6 +48,7 @@ macro_rules! pod_spec {
             ("affinity", Whole),
             ("tolerations", Whole),
             ("os", Whole),
+            ("runtimeClassName", Whole),
             ("containers", CONTAINERS),
             ("initContainers", CONTAINERS),
             ("ephemeralContainers", CONTAINERS),

@@ -66,6 +66,7 @@ fn scheduling_view(template: &Value, settings: &Settings) -> Value {
         spec["os"],
         spec["nodeName"],
         spec["tolerations"],
+        spec["runtimeClassName"],
         template["metadata"]["annotations"][PREFERRED_ANNOTATION],
         labels,
     ])

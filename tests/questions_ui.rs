@@ -112,6 +112,7 @@ fn the_form_as_it_comes_is_valid() {
             "readNodes",
             "registryMirrors",
             "schedulableArchitectures",
+            "wasmRuntimeClasses",
             "workloadTemplates",
         ]
     );

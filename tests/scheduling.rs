@@ -21,6 +21,11 @@
 //! statement of which nodes the Pods that do not say run on) and, when `schedulableArchitectures`
 //! is set, of those architectures (the cluster has no others).
 //!
+//! An image runs on a node when it has a build of the node's OS and architecture, or when it is a
+//! WebAssembly image (only `wasi/wasm`-like builds, or a Spin artifact: a WebAssembly shim runs it
+//! on any node), or has a WebAssembly build and the Pod's `runtimeClassName` is one of
+//! `wasmRuntimeClasses` (generated images, settings and Pods have all three).
+//!
 //! For every Pod the skip rules of docs/design.md do not exempt:
 //! - rejected (or, with `onNoCommonArchitecture: accept`, warned about and left unchanged) <=>
 //!   no node the Pod admits has an architecture every image runs on;
@@ -187,10 +192,29 @@ fn universe() -> Vec<Node> {
 
 #[derive(Debug, Clone)]
 struct Image {
+    /// Its native platforms (none for a WebAssembly-only image).
     platforms: Vec<(Option<&'static str>, &'static str)>,
     single: bool,
     fails: bool,
+    wasm: Wasm,
 }
+
+/// The WebAssembly builds of a generated image.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Wasm {
+    None,
+    /// A `wasi/wasm` entry next to the native ones: run where the Pod's RuntimeClass is one of
+    /// `wasmRuntimeClasses`, else the native entries count.
+    Entry,
+    /// Only WebAssembly builds (`wasi/wasm` and `wasip2/wasm` entries, or a `wasip1/wasm`
+    /// config): runs on any node.
+    Only,
+    /// A Spin application artifact: runs on any node.
+    Spin,
+}
+
+/// The RuntimeClass whose handler is a WebAssembly shim when the settings list it.
+const WASM_CLASS: &str = "wasmtime-spin-v2";
 
 fn image_strategy() -> impl Strategy<Value = Image> {
     // Random platforms (often no architecture in common with the other images or with the Pod's
@@ -219,11 +243,32 @@ fn image_strategy() -> impl Strategy<Value = Image> {
         ), 6 => multi_arch],
         any::<bool>(),
         prop::bool::weighted(0.04),
+        prop::sample::select(
+            [Wasm::None; 14]
+                .into_iter()
+                .chain([Wasm::Entry, Wasm::Entry, Wasm::Only, Wasm::Spin])
+                .collect::<Vec<_>>(),
+        ),
     )
-        .prop_map(|(platforms, single, fails)| Image {
-            single: single && platforms.len() == 1 && platforms[0].0.is_some(),
-            platforms,
-            fails,
+        .prop_map(|(platforms, single, fails, wasm)| match wasm {
+            Wasm::None => Image {
+                single: single && platforms.len() == 1 && platforms[0].0.is_some(),
+                platforms,
+                fails,
+                wasm,
+            },
+            Wasm::Entry => Image {
+                single: false,
+                platforms,
+                fails,
+                wasm,
+            },
+            Wasm::Only | Wasm::Spin => Image {
+                single,
+                platforms: Vec::new(),
+                fails,
+                wasm,
+            },
         })
 }
 
@@ -240,17 +285,31 @@ fn registry_for(images: &[Image]) -> FixtureRegistry {
                 &name,
                 "Host error: 500 Internal Server Error\nStack backtrace:\n 0: x",
             );
+        } else if image.wasm == Wasm::Spin {
+            let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "config": {"mediaType": "application/vnd.fermyon.spin.application.v1+config", "digest": "sha256:x", "size": 1},
+                "layers": [{"mediaType": "application/vnd.wasm.content.layer.v1+wasm", "digest": "sha256:x", "size": 1}]});
+            registry.artifact(&name, &manifest, None);
         } else if image.single {
-            let (os, arch) = image.platforms[0];
+            let (os, arch) = match image.wasm {
+                Wasm::Only => (Some("wasip1"), "wasm"),
+                _ => image.platforms[0],
+            };
             registry.single(
                 &name,
                 &json!({"manifest": {}, "digest": "sha256:x", "config": {"os": os, "architecture": arch}})
                     .to_string(),
             );
         } else {
+            let wasm: &[(Option<&str>, &str)] = match image.wasm {
+                Wasm::Entry => &[(Some("wasi"), "wasm")],
+                Wasm::Only => &[(Some("wasi"), "wasm"), (Some("wasip2"), "wasm")],
+                Wasm::None | Wasm::Spin => &[],
+            };
             let entries: Vec<Value> = image
                 .platforms
                 .iter()
+                .chain(wasm)
                 .map(|(os, arch)| {
                     let mut platform = json!({"architecture": arch});
                     if let Some(os) = os {
@@ -410,10 +469,14 @@ fn settings_strategy() -> impl Strategy<Value = Value> {
         prop::sample::select(vec![None, Some("validate")].into_iter().chain([Some("mutate"); 10]).collect::<Vec<_>>()),
         prop::sample::select(vec![None, Some("validate"), Some("mutate"), Some("mutate")]),
         prop::bool::weighted(0.3),
+        prop::bool::weighted(0.5),
     )
-        .prop_map(|(schedulable, lookup, no_common, preferred, tolerations, os, workloads, daemon_sets, match_labels)| {
+        .prop_map(|(schedulable, lookup, no_common, preferred, tolerations, os, workloads, daemon_sets, match_labels, wasm_classes)| {
             let mut settings = json!({"schedulableArchitectures": schedulable, "onLookupFailure": lookup,
                 "onNoCommonArchitecture": no_common, "defaultOperatingSystem": os});
+            if wasm_classes {
+                settings["wasmRuntimeClasses"] = json!(["wasmedge", WASM_CLASS]);
+            }
             if let Some(mode) = workloads {
                 settings["workloadTemplates"] = json!(mode);
             }
@@ -469,10 +532,13 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                 prop::option::weighted(0.6, prop::sample::select(ZONES.to_vec())),
             ),
             settings_strategy(),
-            prop_oneof![30 => Just(None), 1 => Just(Some("nodeName")), 1 => Just(Some("daemonSet")), 1 => Just(Some("update"))],
+            (
+                prop_oneof![30 => Just(None), 1 => Just(Some("nodeName")), 1 => Just(Some("daemonSet")), 1 => Just(Some("update"))],
+                prop::sample::select(vec![None, None, Some(WASM_CLASS), Some("runc")]),
+            ),
         )
             .prop_map(
-                |(images, containers, init, selector, required, os_name, (preferred, tolerations, annotation, zone), settings, exempt)| {
+                |(images, containers, init, selector, required, os_name, (preferred, tolerations, annotation, zone), settings, (exempt, runtime_class))| {
                     let container = |i: &usize| json!({"name": format!("c{i}"), "image": image_name(*i), "x-unknown": [1, 2]});
                     let mut spec = json!({"containers": containers.iter().map(container).collect::<Vec<_>>(),
                         "x-unknown-spec": {"deep": {"er": 1}}});
@@ -496,6 +562,9 @@ fn case_strategy() -> impl Strategy<Value = Case> {
                     }
                     if let Some(name) = os_name {
                         spec["os"] = json!({"name": name});
+                    }
+                    if let Some(class) = runtime_class {
+                        spec["runtimeClassName"] = json!(class);
                     }
                     if tolerations {
                         spec["tolerations"] = json!([{"key": "mainframe", "operator": "Exists"}, {"key": "other", "operator": "Exists", "x-unknown": 1}]);
@@ -563,6 +632,10 @@ fn contains(result: &Value, original: &Value) -> bool {
 struct Counts {
     cases: Cell<usize>,
     named_node: Cell<usize>,
+    /// Decided cases with a WebAssembly image, and of those, the ones under a RuntimeClass of
+    /// `wasmRuntimeClasses`.
+    webassembly: Cell<usize>,
+    wasm_runtime: Cell<usize>,
     exempt: Cell<usize>,
     rejected: Cell<usize>,
     mutated: Cell<usize>,
@@ -677,8 +750,24 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         prop_assert_eq!(&run.decision.verdict, &Verdict::Accept);
         return Ok(());
     }
+    // A WebAssembly build runs on any node whose runtime has the shim: an image of only such
+    // builds, or one with such a build under a RuntimeClass of `wasmRuntimeClasses`.
+    let wasm_runtime = spec["runtimeClassName"]
+        .as_str()
+        .is_some_and(|class| strings(&case.settings["wasmRuntimeClasses"]).contains(&class));
+    if known.iter().any(|image| image.wasm != Wasm::None) {
+        bump(&counts.webassembly);
+        if wasm_runtime {
+            bump(&counts.wasm_runtime);
+        }
+    }
     let runs_everything = |node: &Node| {
         known.iter().all(|image| {
+            match image.wasm {
+                Wasm::Only | Wasm::Spin => return true,
+                Wasm::Entry if wasm_runtime => return true,
+                Wasm::Entry | Wasm::None => {}
+            }
             image
                 .platforms
                 .iter()
@@ -925,10 +1014,12 @@ fn property(what: &str, kinds: Vec<&'static str>) {
     // Written to stderr directly, so that every `cargo test` shows it.
     let _ = writeln!(
         std::io::stderr(),
-        "scheduling equivalence, {what}: {} cases ({} with a named-node matchFields term, {} exempt, {} rejected or warned, {} mutated) \
-         over {} nodes in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+        "scheduling equivalence, {what}: {} cases ({} with a named-node matchFields term, {} decided with a WebAssembly image, {} of them \
+         under a wasmRuntimeClass, {} exempt, {} rejected or warned, {} mutated) over {} nodes in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.named_node.get(),
+        counts.webassembly.get(),
+        counts.wasm_runtime.get(),
         counts.exempt.get(),
         counts.rejected.get(),
         counts.mutated.get(),

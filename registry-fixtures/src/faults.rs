@@ -9,6 +9,7 @@
 //! | `faults/not-an-image[/...]` | 200, `{"hello":"world"}` |
 //! | `faults/oci-artifact[/...]` | 200, an OCI 1.1 artifact manifest (empty config `{}`, one SBOM layer); its blobs are served |
 //! | `faults/huge-index[-<n>][/...]` | 200, a generated OCI index of `n` entries (default 10,000), see [`huge_index`] |
+//! | `faults/index-cycle[/...]` | 200, an OCI index whose only entry is an index, served by digest as an index that lists the first one back (a nesting cycle, see [`index_cycle`]) |
 //! | `faults/drop[/...]` | the connection is closed without an answer |
 //! | `faults/slow-<ms>/<rest>` | sleeps `<ms>` ms, then answers as for the repository `<rest>` (a fixture upstream, or another fault) |
 //! | anything else | proxied to `upstream` (404 `NAME_UNKNOWN` without one) |
@@ -481,6 +482,16 @@ fn route_name(
                 name_unknown(name)
             }
         }
+        "index-cycle" if is_manifest => {
+            let cycle = index_cycle();
+            let body = if reference == cycle.nested_digest {
+                cycle.nested
+            } else {
+                cycle.tagged
+            };
+            Response::content(crate::fixtures::OCI_INDEX, body)
+        }
+        "index-cycle" => blob_unknown(reference),
         huge if huge == "huge-index" || huge.starts_with("huge-index-") => {
             let entries = match huge.strip_prefix("huge-index-") {
                 None => HUGE_INDEX_DEFAULT_ENTRIES,
@@ -589,6 +600,34 @@ fn status_fault(shared: &Shared, name: &str, code: u16) -> Response {
 // ---------------------------------------------------------------------------------------------
 // Generated content
 // ---------------------------------------------------------------------------------------------
+
+/// A nesting cycle of image indexes, as a registry that does not check digests could serve it:
+/// the tagged index lists one entry, an index of digest `nested_digest`; asked for that digest,
+/// the registry serves `nested`, an index whose only entry is the tagged index (by its digest).
+/// Content addressing makes a true cycle impossible (each digest would have to hash the other),
+/// so `nested` is not what `nested_digest` names: a host that checks a digest reference's
+/// content refuses it; one that does not walks in a circle.
+pub struct IndexCycle {
+    pub tagged: Vec<u8>,
+    pub nested_digest: String,
+    pub nested: Vec<u8>,
+}
+
+pub fn index_cycle() -> IndexCycle {
+    let index_of = |digest: &str| {
+        crate::fixtures::canonical_json(&json!({"schemaVersion": 2, "mediaType": crate::fixtures::OCI_INDEX,
+            "manifests": [{"mediaType": crate::fixtures::OCI_INDEX, "digest": digest, "size": 200}]}))
+        .into_bytes()
+    };
+    let nested_digest = sha256_digest(b"fault-registry: the index that lists the tagged one back");
+    let tagged = index_of(&nested_digest);
+    let nested = index_of(&sha256_digest(&tagged));
+    IndexCycle {
+        tagged,
+        nested_digest,
+        nested,
+    }
+}
 
 /// A blob served by the fault registry: (digest, media type, bytes).
 pub type ServedBlob = (String, String, Vec<u8>);

@@ -15,6 +15,12 @@ pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.
 pub const DOCKER_CONFIG: &str = "application/vnd.docker.container.image.v1+json";
 pub const DOCKER_LAYER_GZIP: &str = "application/vnd.docker.image.rootfs.diff.tar.gzip";
 pub const IN_TOTO: &str = "application/vnd.in-toto+json";
+/// A Spin application's config (`spin registry push`) and its WebAssembly layers.
+pub const SPIN_CONFIG: &str = "application/vnd.fermyon.spin.application.v1+config";
+pub const WASM_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";
+/// A Helm chart pushed to an OCI registry (`helm push`).
+pub const HELM_CONFIG: &str = "application/vnd.cncf.helm.config.v1+json";
+pub const HELM_CHART: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
 
 /// A blob (config or layer) with its digest.
 #[derive(Debug, Clone)]
@@ -275,6 +281,8 @@ fn attestation(name: &str, label: &str, subject: &Manifest) -> Manifest {
 enum Entry<'a> {
     Image(Manifest, Platform<'a>),
     Attestation(Manifest, String),
+    /// An index listed by an index (no platform), as OCI allows.
+    Index(Manifest),
 }
 
 fn index(kind: Kind, entries: &[Entry]) -> Manifest {
@@ -301,6 +309,7 @@ fn index(kind: Kind, entries: &[Entry]) -> Manifest {
                 );
                 Value::Object(d)
             }
+            Entry::Index(m) => Value::Object(m.descriptor()),
         })
         .collect();
     let media_type = match kind {
@@ -309,6 +318,156 @@ fn index(kind: Kind, entries: &[Entry]) -> Manifest {
     };
     let value = json!({"schemaVersion": 2, "mediaType": media_type, "manifests": list});
     Manifest::new("", media_type, &value, Vec::new())
+}
+
+/// A single-manifest artifact of `config_type` with `config` and one layer per `layers` entry
+/// (media type, bytes): what `spin registry push` or `helm push` writes.
+fn artifact(config_type: &str, config: &Value, layers: &[(&str, &[u8])]) -> Manifest {
+    let config = Blob::new(config_type, canonical_json(config).into_bytes());
+    let layers: Vec<Blob> = layers
+        .iter()
+        .map(|(media_type, data)| Blob::new(media_type, data.to_vec()))
+        .collect();
+    let manifest = json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": config.descriptor(),
+        "layers": layers.iter().map(Blob::descriptor).collect::<Vec<_>>(),
+    });
+    let mut blobs = vec![config];
+    blobs.extend(layers);
+    Manifest::new("", OCI_MANIFEST, &manifest, blobs)
+}
+
+/// An OCI index of `entries` named `name` (a child of another fixture).
+fn named_index(name: &str, entries: &[Entry]) -> Manifest {
+    let Manifest {
+        media_type, data, ..
+    } = index(Kind::Oci, entries);
+    Manifest::new(
+        name,
+        &media_type,
+        &serde_json::from_slice(&data).expect("an index is JSON"),
+        Vec::new(),
+    )
+}
+
+fn wasm(os: &str) -> Platform<'_> {
+    Platform {
+        os: Some(os),
+        arch: "wasm",
+        variant: None,
+        os_version: None,
+    }
+}
+
+/// The WebAssembly and artifact fixtures, and the nested indexes (issue 26).
+fn not_native() -> Vec<Fixture> {
+    let mut out = Vec::new();
+    {
+        let repo = "wasm/single";
+        let m = image(Kind::Oci, "", repo, &wasm("wasi"));
+        out.push(fixture(
+            repo,
+            "single OCI image manifest, config wasi/wasm (docker buildx --platform wasi/wasm)",
+            m,
+            vec![],
+        ));
+    }
+    out.push(multi(
+        "wasm/index",
+        "OCI index: wasi/wasm and wasip1/wasm only",
+        Kind::Oci,
+        &[wasm("wasi"), wasm("wasip1")],
+    ));
+    out.push(multi(
+        "wasm/native-wasm",
+        "OCI index: linux/amd64, linux/arm64/v8 and wasi/wasm",
+        Kind::Oci,
+        &[
+            linux("amd64", None),
+            linux("arm64", Some("v8")),
+            wasm("wasi"),
+        ],
+    ));
+    out.push(fixture(
+        "wasm/spin",
+        "Spin application artifact: config application/vnd.fermyon.spin.application.v1+config, a WebAssembly layer, no platform",
+        artifact(
+            SPIN_CONFIG,
+            &json!({"spin_lock_version": 1, "metadata": {"name": "hello", "version": "1.0.0"},
+                "triggers": [{"id": "trigger--hello", "trigger_type": "http", "trigger_config": {"component": "hello", "route": "/..."}}],
+                "components": [{"id": "hello", "source": {"content": {"digest": "see layer 0"}}}]}),
+            &[(WASM_LAYER, b"\0asm\x01\0\0\0")],
+        ),
+        vec![],
+    ));
+    out.push(fixture(
+        "artifacts/helm-chart",
+        "Helm chart artifact: config application/vnd.cncf.helm.config.v1+json, one chart layer",
+        artifact(
+            HELM_CONFIG,
+            &json!({"apiVersion": "v2", "name": "chart", "version": "1.0.0"}),
+            &[(
+                HELM_CHART,
+                &gzip_stored(&tar_one_file(
+                    "chart/Chart.yaml",
+                    b"apiVersion: v2\nname: chart\nversion: 1.0.0\n",
+                )),
+            )],
+        ),
+        vec![],
+    ));
+    {
+        let repo = "nested/index";
+        let s390x = image(Kind::Oci, "LINUX_S390X", repo, &linux("s390x", None));
+        let arm64 = image(
+            Kind::Oci,
+            "LINUX_ARM64_V8",
+            repo,
+            &linux("arm64", Some("v8")),
+        );
+        let wasip1 = image(Kind::Oci, "WASIP1_WASM", repo, &wasm("wasip1"));
+        let inner = named_index(
+            "INNER",
+            &[
+                Entry::Image(arm64.clone(), linux("arm64", Some("v8"))),
+                Entry::Image(wasip1.clone(), wasm("wasip1")),
+            ],
+        );
+        let top = index(
+            Kind::Oci,
+            &[
+                Entry::Image(s390x.clone(), linux("s390x", None)),
+                Entry::Index(inner.clone()),
+            ],
+        );
+        out.push(fixture(
+            repo,
+            "OCI index: linux/s390x, and an index (linux/arm64/v8, wasip1/wasm) as its second entry",
+            top,
+            vec![s390x, arm64, wasip1, inner],
+        ));
+    }
+    {
+        // Four indexes deep: the policy follows three.
+        let repo = "nested/too-deep";
+        let amd64 = image(Kind::Oci, "LINUX_AMD64", repo, &linux("amd64", None));
+        let level4 = named_index(
+            "LEVEL4",
+            &[Entry::Image(amd64.clone(), linux("amd64", None))],
+        );
+        let level3 = named_index("LEVEL3", &[Entry::Index(level4.clone())]);
+        let level2 = named_index("LEVEL2", &[Entry::Index(level3.clone())]);
+        let top = index(Kind::Oci, &[Entry::Index(level2.clone())]);
+        out.push(fixture(
+            repo,
+            "OCI index nesting indexes four deep (index, LEVEL2, LEVEL3, LEVEL4 with linux/amd64)",
+            top,
+            vec![amd64, level4, level3, level2],
+        ));
+    }
+    out
 }
 
 fn var_of(repository: &str, tag: &str) -> String {
@@ -578,7 +737,7 @@ pub fn all() -> Vec<Fixture> {
             },
         ],
     ));
-
+    out.extend(not_native());
     out
 }
 
@@ -915,7 +1074,7 @@ mod tests {
             }
             assert!(seen.insert(x.top.digest.clone()), "duplicate {}", x.name());
         }
-        assert_eq!(a.len(), 14);
+        assert_eq!(a.len(), 21);
     }
 
     #[test]

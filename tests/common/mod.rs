@@ -153,6 +153,18 @@ impl FixtureRegistry {
             .insert(image.to_string(), Ok(config.to_string()));
     }
 
+    /// An image whose manifest is `manifest` (an artifact's, say) and whose
+    /// `oci_manifest_config` answer, if any, has `config` as its config.
+    pub fn artifact(&mut self, image: &str, manifest: &Value, config: Option<&Value>) {
+        self.manifests
+            .insert(image.to_string(), Ok(manifest.to_string()));
+        if let Some(config) = config {
+            let answer = json!({"manifest": manifest, "digest": DIGEST, "config": config});
+            self.configs
+                .insert(image.to_string(), Ok(answer.to_string()));
+        }
+    }
+
     pub fn fail(&mut self, image: &str, error: &str) {
         self.manifests
             .insert(image.to_string(), Err(error.to_string()));
