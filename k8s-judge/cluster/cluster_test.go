@@ -23,6 +23,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,29 +78,6 @@ func nodes() []v1.Node {
 	}
 }
 
-type project struct {
-	root, module, embeddedHost, seedRegistry string
-}
-
-func paths(t *testing.T) project {
-	root, err := policyhost.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := os.Getenv("CARGO_TARGET_DIR")
-	if target == "" {
-		target = filepath.Join(root, "target")
-	}
-	p := project{root: root, module: filepath.Join(root, "policy.wasm"),
-		embeddedHost: filepath.Join(target, "debug", "embedded-host"), seedRegistry: filepath.Join(target, "debug", "seed-registry")}
-	for _, file := range []string{p.module, p.embeddedHost, p.seedRegistry} {
-		if _, err := os.Stat(file); err != nil {
-			t.Fatalf("%s is missing: run `make k8s-e2e`", file)
-		}
-	}
-	return p
-}
-
 // resources are where each kind is created.
 var resources = map[string]schema.GroupVersionResource{
 	"Pod": {Version: "v1", Resource: "pods"}, "ReplicationController": {Version: "v1", Resource: "replicationcontrollers"},
@@ -124,17 +102,17 @@ func create(ctx context.Context, client dynamic.Interface, kind, namespace strin
 
 // serve starts what serves the policy: the test adapter on the embedded host, or policy-server
 // (K8S_E2E_SERVER=policy-server).
-func serve(t *testing.T, p project, reg *registry.Registry, cp *controlplane.ControlPlane, policy *webhook.ClusterAdmissionPolicy) webhook.Server {
+func serve(t *testing.T, p policyhost.Builds, reg *registry.Registry, cp *controlplane.ControlPlane, policy *webhook.ClusterAdmissionPolicy) webhook.Server {
 	switch name := os.Getenv("K8S_E2E_SERVER"); name {
 	case "", "embedded":
-		host, err := policyhost.StartEmbedded(p.embeddedHost, policyhost.Options{Module: p.module, Sources: reg.Sources, Kubeconfig: cp.Kubeconfig})
+		host, err := policyhost.StartEmbedded(p.EmbeddedHost, policyhost.Options{Module: p.Module, Sources: reg.Sources, Kubeconfig: cp.Kubeconfig})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = host.Close() })
 		return webhook.Serve(host, policy.Spec.Settings)
 	case "policy-server":
-		server, err := webhook.StartPolicyServer(os.Getenv("POLICY_SERVER"), filepath.Join(p.root, "annotated-policy.wasm"),
+		server, err := webhook.StartPolicyServer(os.Getenv("POLICY_SERVER"), filepath.Join(p.Root, "annotated-policy.wasm"),
 			reg.Sources, cp.Kubeconfig, policy, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -150,11 +128,20 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := time.Now()
-	p := paths(t)
-	reg := registry.Start(t, p.seedRegistry)
+	p, err := policyhost.ProjectBuilds("", "k8s-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.Start(t, p.SeedRegistry)
 	cp := controlplane.Start(t)
 	for _, node := range nodes() {
 		if err := cp.CreateNode(ctx, node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, handler := range property.RuntimeClasses {
+		class := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: handler}
+		if _, err := cp.Client.NodeV1().RuntimeClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,7 +151,7 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	if err := cp.StartControllers(ctx); err != nil {
 		t.Fatal(err)
 	}
-	policy, err := webhook.ReadPolicy(filepath.Join(p.root, "docs/node-aware.md"), "## Install")
+	policy, err := webhook.ReadPolicy(filepath.Join(p.Root, "docs/node-aware.md"), "## Install")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -276,3 +276,34 @@ func Root() (string, error) {
 		dir = parent
 	}
 }
+
+// Builds are the project's builds the suites run: the policy module, the embedded host and
+// seed-registry (the registry's fixtures).
+type Builds struct {
+	Root, Module, EmbeddedHost, SeedRegistry string
+}
+
+// ProjectBuilds finds the builds under Root and Cargo's target folder (CARGO_TARGET_DIR when
+// set); module, when not empty, stands for policy.wasm (a mutant's). It fails naming the first
+// one missing and makeTarget, the make target that builds them.
+func ProjectBuilds(module, makeTarget string) (Builds, error) {
+	root, err := Root()
+	if err != nil {
+		return Builds{}, err
+	}
+	target := os.Getenv("CARGO_TARGET_DIR")
+	if target == "" {
+		target = filepath.Join(root, "target")
+	}
+	if module == "" {
+		module = filepath.Join(root, "policy.wasm")
+	}
+	b := Builds{Root: root, Module: module, EmbeddedHost: filepath.Join(target, "debug", "embedded-host"),
+		SeedRegistry: filepath.Join(target, "debug", "seed-registry")}
+	for _, file := range []string{b.Module, b.EmbeddedHost, b.SeedRegistry} {
+		if _, err := os.Stat(file); err != nil {
+			return Builds{}, fmt.Errorf("%s is missing: run `make %s` (it builds policy.wasm, the embedded host and seed-registry)", file, makeTarget)
+		}
+	}
+	return b, nil
+}

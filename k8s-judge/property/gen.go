@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"pgregory.net/rapid"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
@@ -74,6 +75,11 @@ func (c *Case) setting(name, fallback string) string {
 		return value
 	}
 	return fallback
+}
+
+func (c *Case) wasmRuntimeClasses() []string {
+	list, _ := c.Settings["wasmRuntimeClasses"].([]string)
+	return list
 }
 
 func (c *Case) builds() bool { return c.Settings["pinWindowsBuild"] == true }
@@ -210,6 +216,9 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) map[strin
 	if chance(t, "pinWindowsBuild", 5) {
 		s["pinWindowsBuild"] = true
 	}
+	if chance(t, "wasmRuntimeClasses", 2) {
+		s["wasmRuntimeClasses"] = []string{wasmRuntimeClass}
+	}
 	s["workloadTemplates"] = rapid.SampledFrom([]string{"validate", "mutate", "mutate"}).Draw(t, "workloadTemplates")
 	s["daemonSetTemplates"] = rapid.SampledFrom([]string{"validate", "mutate"}).Draw(t, "daemonSetTemplates")
 	if chance(t, "windows default", 20) {
@@ -235,6 +244,23 @@ func imagePool(reg *registry.Registry) []string {
 		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0")
 }
 
+// webAssemblyImages are the WebAssembly images (an index with native builds twice): drawn one
+// time in eight, so that Pods of them alone, and mixed indexes under RuntimeClasses, come up.
+var webAssemblyImages = []string{"wasm/single:1.0", "wasm/index:1.0", "wasm/native-wasm:1.0", "wasm/native-wasm:1.0", spinArtifact}
+
+// spinArtifact is the fixture of a Spin application: an artifact whose config names no
+// platform, which the policy knows for WebAssembly by its config media type.
+const spinArtifact = "wasm/spin:1.0"
+
+// wasmRuntimeClass is the RuntimeClass of a WebAssembly shim that Pods name and
+// wasmRuntimeClasses lists (when drawn); runc is one that is never listed.
+const wasmRuntimeClass = "wasmtime-spin-v2"
+
+// RuntimeClasses are the RuntimeClasses generated Pods name, with their handlers: a cluster the
+// Pods are created in must have them (the API server's RuntimeClass admission plugin refuses a
+// Pod naming one it lacks).
+var RuntimeClasses = map[string]string{wasmRuntimeClass: "spin", "runc": "runc"}
+
 // hostile are the images whose index entries carry values no node reports (a space, selector
 // syntax, 64 characters, an unknown name; a Windows os.version with selector syntax): drawn one
 // time in eight, so that Pods made of them alone come up.
@@ -242,8 +268,11 @@ var hostile = []string{"multi/odd-values:1.0", "multi/windows-odd-build:1.0"}
 
 func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) string {
 	from := pool
-	if chance(t, "hostile image", 8) {
+	switch {
+	case chance(t, "hostile image", 8):
 		from = hostile
+	case chance(t, "WebAssembly image", 8):
+		from = webAssemblyImages
 	}
 	name := rapid.SampledFrom(from).Draw(t, "image")
 	ref := reg.Ref(name)
@@ -259,6 +288,7 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 		img.missing = true
 	default:
 		img.platforms = reg.Catalog[name].Platforms
+		img.wasm = webAssembly(name, img.platforms)
 	}
 	c.images[ref] = img
 	return ref
@@ -359,6 +389,9 @@ func drawPodSpec(t *rapid.T, c *Case, reg *registry.Registry) v1.PodTemplateSpec
 		if chance(t, "toleration", 6) {
 			spec.Tolerations = append(spec.Tolerations, toleration)
 		}
+	}
+	if chance(t, "runtimeClassName", 3) {
+		spec.RuntimeClassName = ptr.To(rapid.SampledFrom([]string{wasmRuntimeClass, wasmRuntimeClass, "runc"}).Draw(t, "runtimeClassName"))
 	}
 	if chance(t, "spec.os", 7) {
 		spec.OS = &v1.PodOS{Name: v1.OSName(rapid.SampledFrom([]string{"linux", "windows"}).Draw(t, "spec.os.name"))}

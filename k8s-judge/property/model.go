@@ -32,6 +32,44 @@ type image struct {
 	configured []string
 	// missing: the registry has no such image (the lookup fails).
 	missing bool
+	// wasm: what of it a WebAssembly shim runs (see webAssembly).
+	wasm string
+	// anywhere: a WebAssembly image, run by a node's shim on every architecture and OS (see
+	// webAssembly).
+	anywhere bool
+}
+
+// The WebAssembly platforms: the policy's docs/design.md, "WebAssembly workloads".
+var wasmOS = []string{"wasi", "wasip1", "wasip2"}
+
+func isWasm(p registry.Platform) bool {
+	return p.Architecture == "wasm" && slices.Contains(wasmOS, p.OS)
+}
+
+// webAssembly says what of img a WebAssembly shim runs: "only" when every runnable build is
+// WebAssembly (or the image is the Spin artifact, which names no platform), "mixed" when some
+// are, "" when none is.
+func webAssembly(name string, platforms []registry.Platform) string {
+	if name == spinArtifact {
+		return "only"
+	}
+	wasm, native := 0, 0
+	for _, p := range platforms {
+		switch {
+		case p.Attestation:
+		case isWasm(p):
+			wasm++
+		default:
+			native++
+		}
+	}
+	switch {
+	case wasm > 0 && native == 0:
+		return "only"
+	case wasm > 0:
+		return "mixed"
+	}
+	return ""
 }
 
 // build is the `major.minor.build` of a Windows os.version, as node.kubernetes.io/windows-build
@@ -49,6 +87,9 @@ func build(osVersion string) string {
 // build. The variant is not compared: nodes do not label it.
 func runs(img image, node *v1.Node, builds bool) bool {
 	arch, os := node.Labels[archLabel], node.Labels[osLabel]
+	if img.anywhere {
+		return true
+	}
 	if img.configured != nil {
 		return slices.Contains(img.configured, arch)
 	}
@@ -228,13 +269,23 @@ func (c *Case) RunsOn(node *v1.Node) bool {
 // OS is the OS of the nodes c's Pod runs on, as the policy takes it.
 func (c *Case) OS() string { return podOS(c, c.Template) }
 
-// known are the images of c's Pod the policy can look up.
+// known are the images of c's Pod the policy can look up. A WebAssembly-only image runs
+// anywhere, and so does a mixed one under a RuntimeClass of wasmRuntimeClasses.
 func (c *Case) known() []image {
 	var known []image
+	shim := c.Template.Spec.RuntimeClassName != nil && slices.Contains(c.wasmRuntimeClasses(), *c.Template.Spec.RuntimeClassName)
 	for _, container := range append(append([]v1.Container{}, c.Template.Spec.InitContainers...), c.Template.Spec.Containers...) {
-		if img := c.images[container.Image]; !img.missing {
-			known = append(known, img)
+		img := c.images[container.Image]
+		if img.missing {
+			continue
 		}
+		switch img.wasm {
+		case "only":
+			img.anywhere = true
+		case "mixed":
+			img.anywhere = shim
+		}
+		known = append(known, img)
 	}
 	return known
 }
@@ -243,5 +294,6 @@ func (c *Case) known() []image {
 // sidecar needs.
 func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
 	name := strings.TrimPrefix(ref, reg.Addr+"/")
-	return runs(image{ref: ref, platforms: reg.Catalog[name].Platforms}, node, false)
+	platforms := reg.Catalog[name].Platforms
+	return runs(image{ref: ref, platforms: platforms, anywhere: webAssembly(name, platforms) == "only"}, node, false)
 }

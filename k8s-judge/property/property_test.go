@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,44 +42,16 @@ func TestMain(m *testing.M) {
 
 func report(format string, args ...any) { summary.Line("k8s-judge", format, args...) }
 
-// paths are the project's builds the property runs (make k8s-test builds them).
-type paths struct {
-	root, module, embeddedHost, seedRegistry string
-}
-
-func projectPaths(t *testing.T) paths {
-	root, err := policyhost.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := os.Getenv("CARGO_TARGET_DIR")
-	if target == "" {
-		target = filepath.Join(root, "target")
-	}
-	module := os.Getenv("K8S_JUDGE_MODULE") // a mutant's (scripts/k8s-mutants.sh)
-	if module == "" {
-		module = filepath.Join(root, "policy.wasm")
-	}
-	p := paths{root: root, module: module,
-		embeddedHost: filepath.Join(target, "debug", "embedded-host"), seedRegistry: filepath.Join(target, "debug", "seed-registry")}
-	for _, file := range []string{p.module, p.embeddedHost, p.seedRegistry} {
-		if _, err := os.Stat(file); err != nil {
-			t.Fatalf("%s is missing: run `make k8s-test` (it builds policy.wasm, the embedded host and seed-registry)", file)
-		}
-	}
-	return p
-}
-
 // host is the Kubewarden host the property runs the policy on: K8S_JUDGE_HOST=embedded (the
 // default) or kwctl (KWCTL, default .tools/bin/kwctl, on annotated-policy.wasm).
-func host(t *testing.T, p paths, reg *registry.Registry, kubeconfig string) policyhost.Host {
-	options := policyhost.Options{Module: p.module, Sources: reg.Sources, Kubeconfig: kubeconfig}
+func host(t *testing.T, p policyhost.Builds, reg *registry.Registry, kubeconfig string) policyhost.Host {
+	options := policyhost.Options{Module: p.Module, Sources: reg.Sources, Kubeconfig: kubeconfig}
 	if os.Getenv("K8S_JUDGE_HOST_STDERR") != "" {
 		options.Stderr = os.Stderr
 	}
 	switch name := os.Getenv("K8S_JUDGE_HOST"); name {
 	case "", "embedded":
-		h, err := policyhost.StartEmbedded(p.embeddedHost, options)
+		h, err := policyhost.StartEmbedded(p.EmbeddedHost, options)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,9 +60,9 @@ func host(t *testing.T, p paths, reg *registry.Registry, kubeconfig string) poli
 	case "kwctl":
 		kwctl := os.Getenv("KWCTL")
 		if kwctl == "" {
-			kwctl = filepath.Join(p.root, ".tools", "bin", "kwctl")
+			kwctl = filepath.Join(p.Root, ".tools", "bin", "kwctl")
 		}
-		options.Module = filepath.Join(p.root, "annotated-policy.wasm")
+		options.Module = filepath.Join(p.Root, "annotated-policy.wasm")
 		h, err := policyhost.NewKwctl(kwctl, t.TempDir(), options)
 		if err != nil {
 			t.Fatal(err)
@@ -106,8 +79,11 @@ func host(t *testing.T, p paths, reg *registry.Registry, kubeconfig string) poli
 // with readNodes, the cluster's Nodes in a real API server, and judges the answer with
 // Kubernetes' own code (see judge).
 func TestPolicyJudgedByKubernetes(t *testing.T) {
-	p := projectPaths(t)
-	reg := registry.Start(t, p.seedRegistry)
+	p, err := policyhost.ProjectBuilds(os.Getenv("K8S_JUDGE_MODULE"), "k8s-test") // K8S_JUDGE_MODULE: a mutant's (scripts/k8s-mutants.sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.Start(t, p.SeedRegistry)
 	cluster := controlplane.Start(t)
 	h := host(t, p, reg, cluster.Kubeconfig)
 	counts, started := map[string]int{}, time.Now()
@@ -133,6 +109,13 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		counts[c.Kind]++
 		if c.readNodes() {
 			counts["readNodes"]++
+		}
+		known := c.known()
+		if slices.ContainsFunc(known, func(img image) bool { return img.wasm != "" }) {
+			counts["with a WebAssembly image"]++
+		}
+		if slices.ContainsFunc(known, func(img image) bool { return img.wasm == "mixed" && img.anywhere }) {
+			counts["a mixed index under a wasmRuntimeClass"]++
 		}
 		if verdict.OtherOS {
 			counts["admits a node of another OS"]++
