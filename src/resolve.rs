@@ -156,7 +156,11 @@ impl Lookups<'_> {
                 let mut builds = Builds::default();
                 // An image named by digest starts the path: an index listing it is a cycle.
                 let mut path: Vec<String> = reference.digest.iter().cloned().collect();
-                let entries = self.index(reference, index, 1, &mut path, &mut builds)?;
+                let mut walk = Walk {
+                    path: &mut path,
+                    walked: Vec::new(),
+                };
+                let entries = self.index(reference, index, 1, &mut walk, &mut builds)?;
                 finish_index(builds, entries)
             }
             Manifest::WebAssembly => Ok(Builds {
@@ -174,14 +178,15 @@ impl Lookups<'_> {
     }
 
     /// Adds what `index` (at `depth`) lists to `builds`, following the indexes it lists (by
-    /// digest, in `reference`'s repository) unless they are on `path` (the digests of the
-    /// indexes that led to it). Returns the number of entries read that are no index.
+    /// digest, in `reference`'s repository) unless they are on the walk's path (the digests of
+    /// the indexes that led to it: a cycle) or were walked already (an index listed many times
+    /// is read once). Returns the number of entries read that are no index.
     fn index(
         &mut self,
         reference: &ImageRef,
         index: Listed,
         depth: usize,
-        path: &mut Vec<String>,
+        walk: &mut Walk,
         builds: &mut Builds,
     ) -> Result<usize, String> {
         builds.platforms.extend(index.platforms);
@@ -194,11 +199,14 @@ impl Lookups<'_> {
             })?;
             // Messages name a nested index by the start of its digest (they are cut to fit).
             let short = digest.get(..19).unwrap_or(&digest);
-            if path.contains(&digest) {
+            if walk.path.contains(&digest) {
                 return Err(format!(
                     "the image index nests indexes in a cycle: index {short}… lists itself through the indexes it lists"
                 ));
             }
+            let Err(unwalked) = walk.walked.binary_search(&digest) else {
+                continue;
+            };
             if depth >= MAX_INDEX_DEPTH {
                 return Err(format!(
                     "the image index nests indexes more than {MAX_INDEX_DEPTH} deep: index {short}… is not followed"
@@ -219,12 +227,20 @@ impl Lookups<'_> {
                 }
                 Err(reason) => return Err(format!("nested index {short}…: {reason}")),
             };
-            path.push(digest);
-            entries += self.index(reference, listed, depth + 1, path, builds)?;
-            path.pop();
+            walk.walked.insert(unwalked, digest.clone());
+            walk.path.push(digest);
+            entries += self.index(reference, listed, depth + 1, walk, builds)?;
+            walk.path.pop();
         }
         Ok(entries)
     }
+}
+
+/// Where the reading of one image's nested indexes is: the digests of the indexes that led to
+/// the one being read (`path`), and those already read (`walked`, sorted).
+struct Walk<'a> {
+    path: &'a mut Vec<String>,
+    walked: Vec<String>,
 }
 
 /// The builds of an index and the indexes it nests (`entries` entries that are no index in
@@ -790,6 +806,35 @@ mod tests {
                 at(2),
                 "r.example.com/app:2".into()
             ]
+        );
+    }
+
+    #[test]
+    fn an_index_listed_many_times_is_read_once() {
+        // app:fan lists index 1 forty times, which lists index 2 forty times, which has two
+        // attestations: read once each, 2 entries (walked each time: 40 * 40 * 2 = 3200).
+        let mut registry = Manifests::default();
+        registry.0.insert(
+            "r.example.com/app:fan".into(),
+            index_of(&vec![nested_entry(1); 40]),
+        );
+        registry
+            .0
+            .insert(at(1), index_of(&vec![nested_entry(2); 40]));
+        registry.0.insert(
+            at(2),
+            index_of(&[
+                platform_entry("unknown", "unknown"),
+                platform_entry("unknown", "unknown"),
+            ]),
+        );
+        assert_eq!(
+            resolve(&mut registry, &["r.example.com/app:fan"]),
+            [Err("the image index has no runnable entry (its 2 entries are attestations or of unknown platform)".to_string())]
+        );
+        assert_eq!(
+            registry.1,
+            ["r.example.com/app:fan".to_string(), at(1), at(2)]
         );
     }
 
