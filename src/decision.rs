@@ -106,9 +106,12 @@ struct Facts<'a> {
     image_common: Architectures,
     /// Images were looked up, and none constrains the architecture: they run on every node.
     unconstrained: bool,
-    /// No image could be looked up: `image_common` is `fallbackArchitectures`, and the warning
-    /// that says so.
+    /// No image that runs on a CPU architecture could be looked up: `image_common` is
+    /// `fallbackArchitectures`, and the warning that says so.
     fallback: Option<String>,
+    /// WebAssembly images were looked up (the fallback's messages say that only the others
+    /// failed).
+    webassembly: bool,
 }
 
 impl Facts<'_> {
@@ -118,6 +121,7 @@ impl Facts<'_> {
         if self.fallback.is_some() {
             warnings.push(message::fallback_unfit(
                 self.subject.name,
+                self.webassembly,
                 &self.image_common,
             ));
             return Outcome::Unchanged(warnings);
@@ -148,10 +152,19 @@ fn steps(
     let mut warnings = Vec::new();
     let resolved = resolve::resolve_images(&images, settings, registry);
     let looked_up = known_images(&resolved, subject.name, settings, &mut warnings)?;
-    let fallback = looked_up
-        .is_empty()
-        .then(|| message::fallback(subject.name, &images, settings));
+    let looked_up_count = looked_up.len();
     let known = constraining(looked_up, webassembly::runtime(pod, settings));
+    let webassembly = known.len() < looked_up_count;
+    // No image that runs on a CPU architecture could be looked up (WebAssembly ones say
+    // nothing of it): `fallbackArchitectures` stand in for those that failed.
+    let failed: Vec<&str> = resolved
+        .iter()
+        .filter(|image| image.platforms.is_err())
+        .map(|image| image.image.as_str())
+        .collect();
+    let fallback =
+        (known.is_empty() && !failed.is_empty() && !settings.fallback_architectures.is_empty())
+            .then(|| message::fallback(subject.name, &failed, webassembly, settings));
     let unconstrained = fallback.is_none() && known.is_empty();
     let image_common = if fallback.is_some() {
         settings.fallback_architectures.iter().cloned().collect()
@@ -169,6 +182,7 @@ fn steps(
         image_common,
         unconstrained,
         fallback,
+        webassembly,
     };
     // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
     if !settings.read_nodes {

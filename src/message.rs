@@ -172,15 +172,21 @@ pub(crate) fn daemon_set(
     ))
 }
 
-/// No image of the Pod could be looked up: it is pinned to `fallbackArchitectures`.
-pub(crate) fn fallback(subject: &str, images: &[&str], settings: &Settings) -> String {
+/// No image of the Pod could be looked up (`webassembly`: none but WebAssembly ones): it is
+/// pinned to `fallbackArchitectures`.
+pub(crate) fn fallback(
+    subject: &str,
+    images: &[&str],
+    webassembly: bool,
+    settings: &Settings,
+) -> String {
     let listing = images
         .iter()
         .map(|image| format!("{image:?}"))
         .collect::<Vec<_>>()
         .join(", ");
     capped(
-        &format!("{PREFIX}: no image of the {subject} could be looked up ("),
+        &format!("{PREFIX}: {} (", nothing_looked_up(subject, webassembly)),
         &listing,
         &format!(
             "): it is pinned as if they ran on {} (setting fallbackArchitectures)",
@@ -191,12 +197,23 @@ pub(crate) fn fallback(subject: &str, images: &[&str], settings: &Settings) -> S
 
 /// No image of the Pod could be looked up, and `fallbackArchitectures` fit none of the nodes it
 /// may run on.
-pub(crate) fn fallback_unfit(subject: &str, fallback: &Architectures) -> String {
+pub(crate) fn fallback_unfit(subject: &str, webassembly: bool, fallback: &Architectures) -> String {
     format!(
-        "{PREFIX}: no image of the {subject} could be looked up, and the fallback architectures ({}; setting \
+        "{PREFIX}: {}, and the fallback architectures ({}; setting \
          fallbackArchitectures) fit none of the nodes it may run on: it is not pinned",
+        nothing_looked_up(subject, webassembly),
         platform::join(fallback, ", ")
     )
+}
+
+/// No image of the subject could be looked up, or (`webassembly`) none but its WebAssembly ones,
+/// which run on any architecture.
+fn nothing_looked_up(subject: &str, webassembly: bool) -> String {
+    if webassembly {
+        format!("no image of the {subject} other than its WebAssembly ones could be looked up")
+    } else {
+        format!("no image of the {subject} could be looked up")
+    }
 }
 
 /// A preferred-architecture annotation that names no architecture.

@@ -127,20 +127,45 @@ fn the_other_images_decide() {
     );
     r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
     assert_eq!(r.decision.warnings, Vec::<String>::new());
-    // A WebAssembly image and an image whose lookup failed: no fallback (an image was looked
-    // up), the failure warned about.
+    // A WebAssembly image and an image whose lookup failed: the WebAssembly one says nothing
+    // of the architecture, so the fallback stands in for the other, as it would alone.
     let mut registry = registry();
     registry.fail("ghcr.io/org/gone:1", "Host error: manifest unknown");
+    let object = pod(&["ghcr.io/org/spin:1", "ghcr.io/org/gone:1"], json!({}));
     let r = run_with(
         &mut registry,
-        &pod(&["ghcr.io/org/spin:1", "ghcr.io/org/gone:1"], json!({})),
+        &object,
+        &settings(json!({"fallbackArchitectures": ["amd64"]})),
+    );
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    let failed = "image-arch-affinity: image \"ghcr.io/org/gone:1\" was left out of the architecture decision because its lookup failed: manifest unknown";
+    assert_eq!(
+        r.decision.warnings,
+        [
+            failed,
+            "image-arch-affinity: no image of the Pod other than its WebAssembly ones could be looked up (\"ghcr.io/org/gone:1\"): it is pinned as if they ran on amd64 (setting fallbackArchitectures)"
+        ]
+    );
+    // A fallback that fits none of its nodes: unpinned, saying so.
+    let mut object = object;
+    object["spec"]["nodeSelector"] = json!({"kubernetes.io/arch": "arm64"});
+    let r = run_with(
+        &mut registry,
+        &object,
         &settings(json!({"fallbackArchitectures": ["amd64"]})),
     );
     r.assert_accepted_unchanged();
     assert_eq!(
         r.decision.warnings,
-        ["image-arch-affinity: image \"ghcr.io/org/gone:1\" was left out of the architecture decision because its lookup failed: manifest unknown"]
+        [
+            failed,
+            "image-arch-affinity: no image of the Pod other than its WebAssembly ones could be looked up, and the fallback architectures (amd64; setting fallbackArchitectures) fit none of the nodes it may run on: it is not pinned"
+        ]
     );
+    // Without a fallback: the WebAssembly image runs anywhere, the failure warned about.
+    let r = run_with(&mut registry, &object, &settings(json!({})));
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings, [failed]);
 }
 
 #[test]

@@ -3,6 +3,7 @@ package property
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,9 +142,11 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("an image cannot be looked up under onLookupFailure: accept, but the answer is rejected=%v patched=%v", v.Rejected, v.Patched)
 		}
 		return v, nil
-	case len(known) == 0:
+	case len(known) == 0 || missing && c.Settings["fallbackArchitectures"] != nil && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }):
+		// No image, or none but WebAssembly ones, could be looked up: fallbackArchitectures (a
+		// guess, never a refusal) stand in for the others when set.
 		if v.Rejected {
-			fail("no image could be looked up (ignoreImage), but the %s was rejected: %s", c.Kind, response.Message())
+			fail("no image that runs on a CPU architecture could be looked up (ignoreImage), but the %s was rejected: %s", c.Kind, response.Message())
 		}
 		return v, nil
 	}
