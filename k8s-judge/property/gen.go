@@ -19,6 +19,10 @@ import (
 var (
 	// nodeArches are the architectures of the generated clusters' Linux nodes.
 	nodeArches = []string{"amd64", "arm64", "arm", "ppc64le", "s390x"}
+	// everyArch are the architectures the policy knows (Go's GOARCH names, its
+	// platform::KNOWN_ARCHITECTURES): where no setting says which nodes exist, a node of each may.
+	everyArch = []string{"386", "amd64", "arm", "arm64", "loong64", "mips", "mips64", "mips64le", "mipsle", "ppc64",
+		"ppc64le", "riscv64", "s390x", "wasm"}
 	// windowsBuilds are the builds of the generated Windows nodes (and of the gen/windows-*
 	// images: 10.0.17763.x, 10.0.20348.x, 10.0.26100.x).
 	windowsBuilds = []string{"10.0.17763", "10.0.20348", "10.0.26100"}

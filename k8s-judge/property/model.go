@@ -187,12 +187,13 @@ func universe(c *Case, os string) []v1.Node {
 		if len(arches) == 0 {
 			// docs/node-aware.md: a Pod whose OS has no Node nor pool at all is decided as if it
 			// had one (no Node is read to tell).
-			arches, builds = nodeArches, windowsBuilds
+			arches, builds = everyArch, windowsBuilds
 		}
 	case len(c.schedulable()) > 0:
 		arches, builds = c.schedulable(), windowsBuilds
 	default:
-		arches, builds = nodeArches, windowsBuilds
+		// Native images have builds for nodeArches only; WebAssembly ones run on every node.
+		arches, builds = everyArch, windowsBuilds
 	}
 	return nodesOf(c, os, arches, builds)
 }
