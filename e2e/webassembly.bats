@@ -79,6 +79,13 @@ OciManifest $REGISTRY/wasm/spin:1.0" ]
   evaluate '{"onLookupFailure":"reject"}'
   [ "$(patch)" = "$(pin_patch arm64)" ]
   [ "$(warnings)" = null ]
+  # The other image's lookup failed: fallbackArchitectures stand in for it, as for it alone.
+  pod_request "$(containers "$REGISTRY/wasm/spin:1.0" "$REGISTRY/nope/missing:1.0")"
+  evaluate '{"fallbackArchitectures":["amd64"]}'
+  [ "$(patch)" = "$(pin_patch amd64)" ]
+  unknown="Fail to interact with OCI registry: Registry error: envelope: OCI API errors: [OCI API error: manifest unknown]"
+  [ "$(warnings)" = "$(jq -nc --arg a "$(ignored_warning "$REGISTRY/nope/missing:1.0" "$unknown")" \
+    --arg b "image-arch-affinity: no image of the Pod other than its WebAssembly ones could be looked up (\"$REGISTRY/nope/missing:1.0\"): it is pinned as if they ran on amd64 (setting fallbackArchitectures)" '[$a, $b]')" ]
   # An all-WebAssembly Pod gets the settings for any node, and no annotation.
   pod_request "$(containers "$REGISTRY/wasm/index:1.0" "$REGISTRY/wasm/spin:1.0")"
   evaluate '{"schedulableArchitectures":["amd64","arm64"],"preferredArchitecture":"arm64"}'
