@@ -73,6 +73,8 @@ type Verdict struct {
 	// OtherOS: the returned Pod admits a node of another OS than the one the policy placed it
 	// for.
 	OtherOS bool
+	// NoNodeOfOS: readNodes finds no Node nor pool of the Pod's OS (d. is not judged).
+	NoNodeOfOS bool
 	// Evaluation is how long the host took.
 	Evaluation time.Duration
 	// Answer is the host's answer, as the failure report prints it.
@@ -161,7 +163,13 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			runnable = append(runnable, node.Labels[archLabel]+"/"+node.Name)
 		}
 	}
+	// With readNodes and no Node nor pool of the Pod's OS, the policy decides as if the cluster
+	// had one, of an architecture the Node lists it read do not rule out (docs/node-aware.md):
+	// which one depends on the lists, and the Pod waits for a Node of its OS either way. d. is
+	// not judged there.
+	v.NoNodeOfOS = c.readNodes() && len(seen(c, os)) == 0
 	switch noCommon := c.setting("onNoCommonArchitecture", "reject"); {
+	case v.NoNodeOfOS:
 	case len(runnable) > 0 && v.Rejected:
 		fail("d. rejected, but nodes the settings count run it (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
 	case len(runnable) == 0 && noCommon == "reject" && !v.Rejected:

@@ -164,6 +164,20 @@ func templates(c *Case) []v1.Node {
 	return out
 }
 
+// seen are the architectures of c's Nodes and autoscaled pools of os.
+func seen(c *Case, os string) []string {
+	var arches []string
+	for _, n := range c.Nodes {
+		if n.Labels[osLabel] == os {
+			arches = appendNew(arches, n.Labels[archLabel])
+		}
+	}
+	for _, pool := range c.pools(os) {
+		arches = appendNew(arches, pool)
+	}
+	return arches
+}
+
 // universe is every node the settings say may exist for Pods of os: a node of each (os,
 // architecture) the settings count (with readNodes: the architectures of the cluster's nodes of
 // that OS and the autoscaled pools; with schedulableArchitectures: its list; with neither: every
@@ -175,18 +189,15 @@ func universe(c *Case, os string) []v1.Node {
 	var arches, builds []string
 	switch {
 	case c.readNodes():
+		arches = seen(c, os)
 		for _, n := range c.Nodes {
 			if n.Labels[osLabel] == os {
-				arches = appendNew(arches, n.Labels[archLabel])
 				builds = appendNew(builds, n.Labels[buildLabel])
 			}
 		}
-		for _, pool := range c.pools(os) {
-			arches = appendNew(arches, pool)
-		}
 		if len(arches) == 0 {
 			// docs/node-aware.md: a Pod whose OS has no Node nor pool at all is decided as if it
-			// had one (no Node is read to tell).
+			// had one (no Node is read to tell); the judge does not judge d. there.
 			arches, builds = everyArch, windowsBuilds
 		}
 	case len(c.schedulable()) > 0:

@@ -117,6 +117,9 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		if slices.ContainsFunc(known, func(img image) bool { return img.wasm == "mixed" && img.anywhere }) {
 			counts["a mixed index under a wasmRuntimeClass"]++
 		}
+		if verdict.NoNodeOfOS {
+			counts["readNodes, no Node of the Pod's OS (d. not judged)"]++
+		}
 		if verdict.OtherOS {
 			counts["admits a node of another OS"]++
 		}
