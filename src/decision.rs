@@ -151,17 +151,12 @@ fn steps(
     // 3, 4. What every image runs on.
     let mut warnings = Vec::new();
     let resolved = resolve::resolve_images(&images, settings, registry);
-    let looked_up = known_images(&resolved, subject.name, settings, &mut warnings)?;
+    let (looked_up, failed) = known_images(&resolved, subject.name, settings, &mut warnings)?;
     let looked_up_count = looked_up.len();
     let known = constraining(looked_up, webassembly::runtime(pod, settings));
     let webassembly = known.len() < looked_up_count;
     // No image that runs on a CPU architecture could be looked up (WebAssembly ones say
     // nothing of it): `fallbackArchitectures` stand in for those that failed.
-    let failed: Vec<&str> = resolved
-        .iter()
-        .filter(|image| image.platforms.is_err())
-        .map(|image| image.image.as_str())
-        .collect();
     let fallback =
         (known.is_empty() && !failed.is_empty() && !settings.fallback_architectures.is_empty())
             .then(|| message::fallback(subject.name, &failed, webassembly, settings));
@@ -451,8 +446,8 @@ fn decide_bound(
     let resolved = resolve::resolve_images(images, settings, registry);
     let known = match known_images(&resolved, subject, settings, &mut warnings) {
         // A bound Pod is never pinned: no fallback for it.
-        Ok(known) if known.is_empty() => return Outcome::Unchanged(warnings),
-        Ok(known) => constraining(known, webassembly::runtime(pod, settings)),
+        Ok((known, _)) if known.is_empty() => return Outcome::Unchanged(warnings),
+        Ok((known, _)) => constraining(known, webassembly::runtime(pod, settings)),
         Err(outcome) => return outcome,
     };
     let lacking: Vec<String> = known
@@ -508,15 +503,15 @@ fn constraining(known: Vec<&ImagePlatforms>, webassembly_runtime: bool) -> Vec<&
         .collect()
 }
 
-/// Steps 3 and 4: the images whose platforms are known, after the lookup failures were handled
-/// per `onLookupFailure` (warnings added to `warnings`); the error is the outcome when they
-/// decide it.
+/// Steps 3 and 4: the images whose platforms are known, and the references of those whose
+/// lookup failed, after the failures were handled per `onLookupFailure` (warnings added to
+/// `warnings`); the error is the outcome when they decide it.
 fn known_images<'a>(
     resolved: &'a [ImagePlatforms],
     subject: &str,
     settings: &Settings,
     warnings: &mut Vec<String>,
-) -> Result<Vec<&'a ImagePlatforms>, Outcome> {
+) -> Result<(Vec<&'a ImagePlatforms>, Vec<&'a str>), Outcome> {
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
         resolved.iter().partition(|image| image.platforms.is_ok());
     warnings.extend(
@@ -526,7 +521,7 @@ fn known_images<'a>(
             .map(|image| message::left_out(image)),
     );
     if failed.is_empty() {
-        return Ok(known);
+        return Ok((known, Vec::new()));
     }
     let failures: Vec<(&str, &str)> = failed
         .iter()
@@ -540,7 +535,10 @@ fn known_images<'a>(
     if known.is_empty() && settings.fallback_architectures.is_empty() {
         return Err(Outcome::Unchanged(std::mem::take(warnings)));
     }
-    Ok(known)
+    Ok((
+        known,
+        failures.into_iter().map(|(image, _)| image).collect(),
+    ))
 }
 
 /// Writes what the Pod needs so that it admits exactly the nodes it admitted whose architecture
