@@ -155,9 +155,8 @@ impl Lookups<'_> {
             Manifest::Index(index) => {
                 let mut builds = Builds::default();
                 // An image named by digest starts the path: an index listing it is a cycle.
-                let mut path: Vec<String> = reference.digest.iter().cloned().collect();
                 let mut walk = Walk {
-                    path: &mut path,
+                    path: reference.digest.iter().cloned().collect(),
                     walked: Vec::new(),
                 };
                 let entries = self.index(reference, index, 1, &mut walk, &mut builds)?;
@@ -238,8 +237,8 @@ impl Lookups<'_> {
 
 /// Where the reading of one image's nested indexes is: the digests of the indexes that led to
 /// the one being read (`path`), and those already read (`walked`, sorted).
-struct Walk<'a> {
-    path: &'a mut Vec<String>,
+struct Walk {
+    path: Vec<String>,
     walked: Vec<String>,
 }
 
