@@ -188,9 +188,9 @@ impl Lookups<'_> {
         walk: &mut Walk,
         builds: &mut Builds,
     ) -> Result<usize, String> {
-        builds.platforms.extend(index.platforms);
-        builds.left_out.extend(index.left_out);
-        builds.webassembly |= index.webassembly;
+        builds.platforms.extend(index.builds.platforms);
+        builds.left_out.extend(index.builds.left_out);
+        builds.webassembly |= index.builds.webassembly;
         let mut entries = index.entries;
         for digest in index.nested {
             image::check_digest(&digest).map_err(|e| {
@@ -280,12 +280,8 @@ pub enum Manifest {
 /// What an index lists.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Listed {
-    /// The runnable native platforms of its entries.
-    pub platforms: Vec<Platform>,
-    /// The values of the entries left out because no node reports them.
-    pub left_out: Vec<String>,
-    /// Some entry is of a WebAssembly platform.
-    pub webassembly: bool,
+    /// What its entries that are no index are built for.
+    pub builds: Builds,
     /// The digests of the entries that are indexes themselves.
     pub nested: Vec<String>,
     /// How many entries are no index (attestations included).
@@ -411,9 +407,9 @@ pub fn parse_manifest(raw: &[u8]) -> Result<Manifest, String> {
                 platform.architecture.as_deref(),
                 platform.os_version.as_deref(),
             ) {
-                Declared::Runnable(platform) => listed.platforms.push(platform),
-                Declared::WebAssembly => listed.webassembly = true,
-                Declared::Odd(value) => listed.left_out.push(value),
+                Declared::Runnable(platform) => listed.builds.platforms.push(platform),
+                Declared::WebAssembly => listed.builds.webassembly = true,
+                Declared::Odd(value) => listed.builds.left_out.push(value),
                 Declared::NotAnImage => {}
             }
         }
@@ -436,7 +432,10 @@ pub fn parse_manifest(raw: &[u8]) -> Result<Manifest, String> {
         match platform::declared(None, manifest.architecture.as_deref(), None) {
             Declared::Runnable(platform) => {
                 return Ok(Manifest::Index(Listed {
-                    platforms: vec![platform],
+                    builds: Builds {
+                        platforms: vec![platform],
+                        ..Builds::default()
+                    },
                     entries: 1,
                     ..Listed::default()
                 }))
@@ -504,7 +503,12 @@ mod tests {
 
     fn platforms(raw: &str) -> Vec<String> {
         match parse_manifest(raw.as_bytes()).unwrap() {
-            Manifest::Index(listed) => listed.platforms.iter().map(ToString::to_string).collect(),
+            Manifest::Index(listed) => listed
+                .builds
+                .platforms
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             Manifest::Single { .. } => vec!["single".into()],
             Manifest::WebAssembly => vec!["webassembly".into()],
         }
@@ -513,17 +517,7 @@ mod tests {
     /// `index` of one image, read like a lookup reads it.
     fn finished(raw: &str) -> Found {
         match parse_manifest(raw.as_bytes())? {
-            Manifest::Index(listed) => {
-                let entries = listed.entries;
-                finish_index(
-                    Builds {
-                        platforms: listed.platforms,
-                        left_out: listed.left_out,
-                        webassembly: listed.webassembly,
-                    },
-                    entries,
-                )
-            }
+            Manifest::Index(listed) => finish_index(listed.builds, listed.entries),
             other => panic!("not an index: {other:?}"),
         }
     }
