@@ -12,7 +12,7 @@ use crate::edit;
 use crate::message::{self, Failure, Refusal};
 use crate::nodes::{self, Builds, Schedulable};
 use crate::platform::{self, Architectures};
-use crate::pod;
+use crate::pod::{self, PodImage};
 use crate::registry::Registry;
 use crate::resolve::{self, ImagePlatforms};
 use crate::settings::{self, OnLookupFailure, OnNoCommonArchitecture, Settings};
@@ -313,7 +313,7 @@ fn placed_by_scheduler<'a>(
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
-) -> Result<Vec<&'a str>, Outcome> {
+) -> Result<Vec<PodImage<'a>>, Outcome> {
     let unchanged = || Outcome::Unchanged(Vec::new());
     if !pod.is_object() || !pod["spec"].is_object() {
         return Err(unchanged());
@@ -406,7 +406,7 @@ fn warn_bad_preferred_annotation(pod: &Value, warnings: &mut Vec<String>) {
 /// (or, with `onNoCommonArchitecture: accept`, accepted with a warning). It is never pinned: the
 /// scheduler does not place it. A node that cannot be read follows `onLookupFailure`.
 fn decide_bound(
-    images: &[&str],
+    images: &[PodImage],
     name: &str,
     pod: &Value,
     subject: &str,
@@ -472,7 +472,7 @@ fn decide_bound(
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
-            format!("{:?} runs only on {platforms}", image.image)
+            format!("{} runs only on {platforms}", message::named(image))
         })
         .collect();
     if lacking.is_empty() {
@@ -503,15 +503,15 @@ fn constraining(known: Vec<&ImagePlatforms>, webassembly_runtime: bool) -> Vec<&
         .collect()
 }
 
-/// Steps 3 and 4: the images whose platforms are known, and the references of those whose
-/// lookup failed, after the failures were handled per `onLookupFailure` (warnings added to
-/// `warnings`); the error is the outcome when they decide it.
+/// Steps 3 and 4: the images whose platforms are known, and those whose lookup failed (as
+/// `message::named` names them), after the failures were handled per `onLookupFailure`
+/// (warnings added to `warnings`); the error is the outcome when they decide it.
 fn known_images<'a>(
     resolved: &'a [ImagePlatforms],
     subject: &str,
     settings: &Settings,
     warnings: &mut Vec<String>,
-) -> Result<(Vec<&'a ImagePlatforms>, Vec<&'a str>), Outcome> {
+) -> Result<(Vec<&'a ImagePlatforms>, Vec<String>), Outcome> {
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
         resolved.iter().partition(|image| image.platforms.is_ok());
     warnings.extend(
@@ -523,11 +523,11 @@ fn known_images<'a>(
     if failed.is_empty() {
         return Ok((known, Vec::new()));
     }
-    let failures: Vec<(&str, &str)> = failed
+    let failures: Vec<(String, &str)> = failed
         .iter()
         .map(|image| {
             let cause = image.platforms.as_ref().err().map_or("", String::as_str);
-            (image.image.as_str(), cause)
+            (message::labelled(image), cause)
         })
         .collect();
     on_lookup_failure(Failure::images(subject, &failures), settings, warnings)?;
@@ -535,10 +535,7 @@ fn known_images<'a>(
     if known.is_empty() && settings.fallback_architectures.is_empty() {
         return Err(Outcome::Unchanged(std::mem::take(warnings)));
     }
-    Ok((
-        known,
-        failures.into_iter().map(|(image, _)| image).collect(),
-    ))
+    Ok((known, failed.into_iter().map(message::named).collect()))
 }
 
 /// Writes what the Pod needs so that it admits exactly the nodes it admitted whose architecture
@@ -681,8 +678,8 @@ fn windows_builds(
             .filter_map(|p| p.os_build.clone())
             .collect();
         each.push(format!(
-            "{:?} is built for {}",
-            image.image,
+            "{} is built for {}",
+            message::named(image),
             platform::join(&builds, ", ")
         ));
         shared = Some(match shared {

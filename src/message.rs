@@ -47,17 +47,17 @@ impl Failure {
         })
     }
 
-    /// Images whose lookup failed (`image`, cause).
-    pub fn images(subject: &str, failed: &[(&str, &str)]) -> Failure {
+    /// Images whose lookup failed (the image as [`labelled`] names it, cause).
+    pub fn images(subject: &str, failed: &[(String, &str)]) -> Failure {
         Failure {
             reject: format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on"),
             items: failed
                 .iter()
                 .map(|(image, cause)| FailedItem {
-                    name: format!("image {image:?}: "),
+                    name: format!("{image}: "),
                     cause: cause.to_string(),
-                    accept: format!("{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: image {image:?}: "),
-                    ignore: format!("{PREFIX}: image {image:?} was left out of the architecture decision because its lookup failed: "),
+                    accept: format!("{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: {image}: "),
+                    ignore: format!("{PREFIX}: {image} was left out of the architecture decision because its lookup failed: "),
                 })
                 .collect(),
         }
@@ -98,12 +98,30 @@ impl Failure {
     }
 }
 
+/// An image as messages name it: `"REF"` when a container runs it, `volume "NAME" image "REF"`
+/// when only image volumes mount it.
+pub(crate) fn named(image: &ImagePlatforms) -> String {
+    match &image.volume {
+        Some(volume) => format!("volume {volume:?} image {:?}", image.image),
+        None => format!("{:?}", image.image),
+    }
+}
+
+/// An image as messages name it where the word "image" stands before a container's reference:
+/// `image "REF"`, or `volume "NAME" image "REF"`.
+pub(crate) fn labelled(image: &ImagePlatforms) -> String {
+    match &image.volume {
+        Some(_) => named(image),
+        None => format!("image {:?}", image.image),
+    }
+}
+
 /// An image's index entries left out because no node reports their values.
 pub(crate) fn left_out(image: &ImagePlatforms) -> String {
     capped(
         &format!(
-            "{PREFIX}: image {:?}: index entries left out of the architecture decision (no node reports ",
-            image.image
+            "{PREFIX}: {}: index entries left out of the architecture decision (no node reports ",
+            labelled(image)
         ),
         &image.left_out.join(", "),
         ")",
@@ -173,18 +191,15 @@ pub(crate) fn daemon_set(
 }
 
 /// No image of the Pod could be looked up (`webassembly`: none but WebAssembly ones): it is
-/// pinned to `fallbackArchitectures`.
+/// pinned to `fallbackArchitectures`. `images`: those whose lookup failed, as [`named`] names
+/// them.
 pub(crate) fn fallback(
     subject: &str,
-    images: &[&str],
+    images: &[String],
     webassembly: bool,
     settings: &Settings,
 ) -> String {
-    let listing = images
-        .iter()
-        .map(|image| format!("{image:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let listing = images.join(", ");
     capped(
         &format!("{PREFIX}: {} (", nothing_looked_up(subject, webassembly)),
         &listing,
@@ -456,8 +471,8 @@ pub(crate) fn describe_image(
 ) -> String {
     if !architectures.is_empty() {
         return format!(
-            "{:?} runs on {}",
-            image.image,
+            "{} runs on {}",
+            named(image),
             platform::join(architectures, ", ")
         );
     }
@@ -469,7 +484,7 @@ pub(crate) fn describe_image(
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    format!("{:?} has no {os} build (only {others})", image.image)
+    format!("{} has no {os} build (only {others})", named(image))
 }
 
 #[cfg(test)]

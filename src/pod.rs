@@ -80,18 +80,54 @@ pub fn chosen_operating_system(pod: &Value) -> Option<&str> {
     .find(|os| !os.is_empty())
 }
 
-/// Every image of the Pod's containers, init containers and ephemeral containers, each once, in
-/// order of appearance.
-pub fn images(pod: &Value) -> Vec<&str> {
+/// An image the Pod needs on its node: a container's, or an image volume's
+/// (`spec.volumes[].image.reference`), which the kubelet pulls for the node's platform as it
+/// pulls container images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PodImage<'a> {
+    /// The reference as the Pod spells it.
+    pub reference: &'a str,
+    /// The image volume that mounts it, when no container runs it (for messages; an image that
+    /// no container runs may be an artifact with no platform, which constrains nothing).
+    pub volume: Option<&'a str>,
+}
+
+/// Every image of the Pod's containers, init containers and ephemeral containers, then of its
+/// image volumes, each reference once, in order of appearance (a reference that a container
+/// runs and a volume mounts is a container's).
+pub fn images(pod: &Value) -> Vec<PodImage<'_>> {
     let spec = &pod["spec"];
-    let mut images: Vec<&str> = Vec::new();
+    let mut images: Vec<PodImage> = Vec::new();
     for list in ["initContainers", "containers", "ephemeralContainers"] {
         for container in spec[list].as_array().map(Vec::as_slice).unwrap_or_default() {
-            if let Some(image) = container["image"].as_str() {
-                if !images.contains(&image) {
-                    images.push(image);
+            if let Some(reference) = container["image"].as_str() {
+                if !images.iter().any(|image| image.reference == reference) {
+                    images.push(PodImage {
+                        reference,
+                        volume: None,
+                    });
                 }
             }
+        }
+    }
+    for volume in spec["volumes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        // The API server requires a Pod's image volume to name a reference (a template's may
+        // leave it to be filled in): an empty one is no image, as for containers.
+        let Some(reference) = volume["image"]["reference"]
+            .as_str()
+            .filter(|reference| !reference.is_empty())
+        else {
+            continue;
+        };
+        if !images.iter().any(|image| image.reference == reference) {
+            images.push(PodImage {
+                reference,
+                volume: Some(volume["name"].as_str().unwrap_or_default()),
+            });
         }
     }
     images
@@ -196,6 +232,34 @@ mod tests {
             "initContainers": [{"name": "i", "image": "b"}],
             "containers": [{"name": "a", "image": "a"}, {"name": "a2", "image": "b"}, {"name": "none"}],
             "ephemeralContainers": [{"name": "e", "image": "c"}]}});
-        assert_eq!(images(&pod), ["b", "a", "c"]);
+        let references: Vec<&str> = images(&pod).iter().map(|i| i.reference).collect();
+        assert_eq!(references, ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn image_volumes_after_the_containers() {
+        let pod = json!({"spec": {
+            "volumes": [
+                {"name": "models", "image": {"reference": "m", "pullPolicy": "IfNotPresent"}},
+                {"name": "shared", "image": {"reference": "a"}},
+                {"name": "again", "image": {"reference": "m"}},
+                {"name": "unset", "image": {}},
+                {"name": "empty", "image": {"reference": ""}},
+                {"name": "config", "configMap": {"name": "c"}}],
+            "containers": [{"name": "a", "image": "a"}]}});
+        let volume = |reference, name| PodImage {
+            reference,
+            volume: Some(name),
+        };
+        assert_eq!(
+            images(&pod),
+            [
+                PodImage {
+                    reference: "a",
+                    volume: None
+                },
+                volume("m", "models"),
+            ]
+        );
     }
 }

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::image::{self, ImageRef};
 use crate::platform::{self, Declared, Platform};
+use crate::pod::PodImage;
 use crate::registry::Registry;
 use crate::settings::Settings;
 use crate::sparse::Text;
@@ -19,6 +20,8 @@ use crate::webassembly;
 pub struct ImagePlatforms {
     /// The reference as the Pod spells it (for messages).
     pub image: String,
+    /// The image volume that mounts it, when no container runs it (for messages).
+    pub volume: Option<String>,
     /// Every native runnable platform of the image (its WebAssembly builds apart), or why they
     /// could not be known.
     pub platforms: Result<Vec<Platform>, String>,
@@ -27,15 +30,19 @@ pub struct ImagePlatforms {
     /// The image has a WebAssembly build: an index entry or a config of a WebAssembly platform,
     /// or it is a WebAssembly artifact (`webassembly::is_artifact`).
     pub webassembly: bool,
+    /// It is an artifact with no platform (`Builds::platformless`) that only image volumes mount.
+    pub platformless: bool,
 }
 
 impl ImagePlatforms {
     /// Whether the image constrains no architecture in a Pod that runs (`webassembly_runtime`)
-    /// or does not run under one of the RuntimeClasses of `wasmRuntimeClasses`: its only builds
-    /// are WebAssembly ones, or it has one and the Pod's runtime runs it.
+    /// or does not run under one of the RuntimeClasses of `wasmRuntimeClasses`: it is an
+    /// artifact with no platform that an image volume mounts, or its only builds are WebAssembly
+    /// ones, or it has one and the Pod's runtime runs it.
     pub fn arch_free(&self, webassembly_runtime: bool) -> bool {
-        self.webassembly
-            && (webassembly_runtime || self.platforms.as_ref().is_ok_and(Vec::is_empty))
+        self.platformless
+            || self.webassembly
+                && (webassembly_runtime || self.platforms.as_ref().is_ok_and(Vec::is_empty))
     }
 }
 
@@ -46,6 +53,11 @@ pub struct Builds {
     pub platforms: Vec<Platform>,
     pub left_out: Vec<String>,
     pub webassembly: bool,
+    /// An artifact with no platform, read for image volumes only: a single manifest whose
+    /// artifact type (`artifactType`, else its config's media type) is no container image
+    /// config's (`IMAGE_CONFIG_MEDIA_TYPES`) nor WebAssembly's. The kubelet mounts its content on
+    /// a node of any platform.
+    pub platformless: bool,
 }
 
 type Found = Result<Builds, String>;
@@ -57,63 +69,82 @@ pub const MAX_INDEX_DEPTH: usize = 3;
 
 /// Resolves every image (unique references, in the order given) to its platforms, with one
 /// lookup per distinct canonical reference (and per index it nests: no `repository@digest` is
-/// fetched twice in one evaluation).
+/// fetched twice in one evaluation). A reference that only image volumes name may be an artifact
+/// with no platform; one that a container runs (in any spelling) must be a container image.
 pub fn resolve_images(
-    images: &[&str],
+    images: &[PodImage],
     settings: &Settings,
     registry: &mut dyn Registry,
 ) -> Vec<ImagePlatforms> {
+    // Each reference parsed, with what is sent to the host (after registry mirrors).
+    let parsed: Vec<Result<(ImageRef, ImageRef), String>> = images
+        .iter()
+        .map(|image| {
+            let reference = ImageRef::parse(image.reference)
+                .map_err(|reason| format!("invalid image reference: {reason}"))?;
+            let lookup = match settings.registry_mirrors.get(&reference.registry) {
+                Some(mirror) => reference.mirrored(mirror),
+                None => reference.clone(),
+            };
+            Ok((reference, lookup))
+        })
+        .collect();
+    let run_by_a_container: Vec<String> = images
+        .iter()
+        .zip(&parsed)
+        .filter(|(image, _)| image.volume.is_none())
+        .filter_map(|(_, parsed)| Some(parsed.as_ref().ok()?.1.to_string()))
+        .collect();
     let mut by_lookup: BTreeMap<String, Found> = BTreeMap::new();
     let mut lookups = Lookups {
         registry,
         manifests: Vec::new(),
     };
     let mut resolved: Vec<ImagePlatforms> = Vec::with_capacity(images.len());
-    for &written in images {
-        let found = match ImageRef::parse(written) {
-            Err(reason) => Err(format!("invalid image reference: {reason}")),
-            Ok(reference) => {
-                let canonical = reference.to_string();
-                if let Some(architectures) = settings.configured_architectures(written, &canonical)
-                {
-                    Ok(Builds {
-                        platforms: architectures.into_iter().map(Platform::any_os).collect(),
-                        ..Builds::default()
-                    })
-                } else {
-                    let lookup = match settings.registry_mirrors.get(&reference.registry) {
-                        Some(mirror) => reference.mirrored(mirror),
-                        None => reference,
-                    };
-                    by_lookup
-                        .entry(lookup.to_string())
-                        .or_insert_with_key(|name| {
-                            lookups.image(name, &lookup).map_err(|reason| {
-                                if name.as_str() == written {
-                                    reason
-                                } else {
-                                    // The name first: error chains end with their root cause,
-                                    // which messages keep when they are cut.
-                                    format!("as {name}: {reason}")
-                                }
-                            })
-                        })
-                        .clone()
-                }
+    for (image, parsed) in images.iter().zip(parsed) {
+        let written = image.reference;
+        let found = parsed.and_then(|(reference, lookup)| {
+            let canonical = reference.to_string();
+            if let Some(architectures) = settings.configured_architectures(written, &canonical) {
+                return Ok(Builds {
+                    platforms: architectures.into_iter().map(Platform::any_os).collect(),
+                    ..Builds::default()
+                });
             }
-        };
+            let name = lookup.to_string();
+            let container = run_by_a_container.contains(&name);
+            by_lookup
+                .entry(name)
+                .or_insert_with_key(|name| {
+                    lookups.image(name, &lookup, container).map_err(|reason| {
+                        if name.as_str() == written {
+                            reason
+                        } else {
+                            // The name first: error chains end with their root cause, which
+                            // messages keep when they are cut.
+                            format!("as {name}: {reason}")
+                        }
+                    })
+                })
+                .clone()
+        });
+        let volume = image.volume.map(str::to_string);
         resolved.push(match found {
             Ok(builds) => ImagePlatforms {
                 image: written.to_string(),
+                volume,
                 platforms: Ok(builds.platforms),
                 left_out: builds.left_out,
                 webassembly: builds.webassembly,
+                platformless: builds.platformless,
             },
             Err(reason) => ImagePlatforms {
                 image: written.to_string(),
+                volume,
                 platforms: Err(reason),
                 left_out: Vec::new(),
                 webassembly: false,
+                platformless: false,
             },
         });
     }
@@ -149,8 +180,9 @@ impl Lookups<'_> {
         parsed
     }
 
-    /// What the image `name` (`reference` parsed) is built for.
-    fn image(&mut self, name: &str, reference: &ImageRef) -> Found {
+    /// What the image `name` (`reference` parsed) is built for; `container`: a container runs
+    /// it (else only image volumes mount it, and an artifact is platform-less).
+    fn image(&mut self, name: &str, reference: &ImageRef, container: bool) -> Found {
         match self.manifest(name)? {
             Manifest::Index(index) => {
                 let mut builds = Builds::default();
@@ -164,6 +196,12 @@ impl Lookups<'_> {
             }
             Manifest::WebAssembly => Ok(Builds {
                 webassembly: true,
+                ..Builds::default()
+            }),
+            Manifest::Single {
+                artifact: Some(_), ..
+            } if !container => Ok(Builds {
+                platformless: true,
                 ..Builds::default()
             }),
             Manifest::Single { artifact } => {
@@ -738,13 +776,21 @@ mod tests {
     }
 
     fn resolve(registry: &mut Manifests, images: &[&str]) -> Vec<Result<Builds, String>> {
-        resolve_images(images, &Settings::default(), registry)
+        let images: Vec<PodImage> = images
+            .iter()
+            .map(|&reference| PodImage {
+                reference,
+                volume: None,
+            })
+            .collect();
+        resolve_images(&images, &Settings::default(), registry)
             .into_iter()
             .map(|image| {
                 image.platforms.map(|platforms| Builds {
                     platforms,
                     left_out: image.left_out,
                     webassembly: image.webassembly,
+                    platformless: image.platformless,
                 })
             })
             .collect()

@@ -32,6 +32,9 @@ use Shape::{Fields, List, Whole};
 
 const CONTAINERS: Shape = List(&Fields(&[("image", Whole)]));
 
+/// Image volumes: a volume's name and its `image` (reference, pull policy).
+const VOLUMES: Shape = List(&Fields(&[("name", Whole), ("image", Whole)]));
+
 const METADATA: Shape = Fields(&[
     ("annotations", Whole),
     ("labels", Whole),
@@ -52,6 +55,7 @@ macro_rules! pod_spec {
             ("containers", CONTAINERS),
             ("initContainers", CONTAINERS),
             ("ephemeralContainers", CONTAINERS),
+            ("volumes", VOLUMES),
             $($extra),*
         ])
     };
@@ -320,13 +324,16 @@ mod tests {
         let sparse = Sparse::read(
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"a":"b"},"managedFields":[{"x":1}]},
                "spec":{"containers":[{"name":"c","image":"nginx","env":[{"name":"A","value":"1"}]},"junk"],
-                       "volumes":[{"name":"v"}],"tolerations":[{"key":"k"}],"os":null},"status":{}}"#,
+                       "volumes":[{"name":"v","emptyDir":{}},{"name":"m","image":{"reference":"r","pullPolicy":"Always"}}],
+                       "tolerations":[{"key":"k"}],"os":null},"status":{}}"#,
         )
         .unwrap();
         assert_eq!(
             sparse.view,
             json!({"metadata": {"labels": {"a": "b"}},
-                   "spec": {"containers": [{"image": "nginx"}, "junk"], "tolerations": [{"key": "k"}], "os": null}})
+                   "spec": {"containers": [{"image": "nginx"}, "junk"],
+                            "volumes": [{"name": "v"}, {"name": "m", "image": {"reference": "r", "pullPolicy": "Always"}}],
+                            "tolerations": [{"key": "k"}], "os": null}})
         );
     }
 

@@ -59,8 +59,12 @@ fn scheduling_view(template: &Value, settings: &Settings) -> Value {
         .iter()
         .map(|key| &template["metadata"]["labels"][key.as_str()])
         .collect();
+    let images: Vec<(&str, Option<&str>)> = pod::images(template)
+        .iter()
+        .map(|image| (image.reference, image.volume))
+        .collect();
     serde_json::json!([
-        pod::images(template),
+        images,
         spec["nodeSelector"],
         spec["affinity"]["nodeAffinity"],
         spec["os"],
