@@ -22,6 +22,15 @@ pub const WASM_LAYER: &str = "application/vnd.wasm.content.layer.v1+wasm";
 pub const HELM_CONFIG: &str = "application/vnd.cncf.helm.config.v1+json";
 pub const HELM_CHART: &str = "application/vnd.cncf.helm.chart.content.v1.tar+gzip";
 
+/// A CNCF ModelPack model (`application/vnd.cncf.model.*`).
+pub const MODEL_MANIFEST: &str = "application/vnd.cncf.model.manifest.v1+json";
+pub const MODEL_CONFIG: &str = "application/vnd.cncf.model.config.v1+json";
+pub const MODEL_WEIGHT: &str = "application/vnd.cncf.model.weight.v1.raw";
+/// An OCI 1.1 artifact's empty config (`{}`), an artifact type of our own, an uncompressed layer.
+pub const EMPTY_CONFIG: &str = "application/vnd.oci.empty.v1+json";
+pub const DATASET: &str = "application/vnd.example.dataset.v1";
+pub const OCI_LAYER_TAR: &str = "application/vnd.oci.image.layer.v1.tar";
+
 /// A blob (config or layer) with its digest.
 #[derive(Debug, Clone)]
 pub struct Blob {
@@ -323,17 +332,31 @@ fn index(kind: Kind, entries: &[Entry]) -> Manifest {
 /// A single-manifest artifact of `config_type` with `config` and one layer per `layers` entry
 /// (media type, bytes): what `spin registry push` or `helm push` writes.
 fn artifact(config_type: &str, config: &Value, layers: &[(&str, &[u8])]) -> Manifest {
+    typed_artifact(None, config_type, config, layers)
+}
+
+/// An artifact as above, with an `artifactType` when given (OCI 1.1: `oras push
+/// --artifact-type`, CNCF ModelPack).
+fn typed_artifact(
+    artifact_type: Option<&str>,
+    config_type: &str,
+    config: &Value,
+    layers: &[(&str, &[u8])],
+) -> Manifest {
     let config = Blob::new(config_type, canonical_json(config).into_bytes());
     let layers: Vec<Blob> = layers
         .iter()
         .map(|(media_type, data)| Blob::new(media_type, data.to_vec()))
         .collect();
-    let manifest = json!({
+    let mut manifest = json!({
         "schemaVersion": 2,
         "mediaType": OCI_MANIFEST,
         "config": config.descriptor(),
         "layers": layers.iter().map(Blob::descriptor).collect::<Vec<_>>(),
     });
+    if let Some(artifact_type) = artifact_type {
+        manifest["artifactType"] = json!(artifact_type);
+    }
     let mut blobs = vec![config];
     blobs.extend(layers);
     Manifest::new("", OCI_MANIFEST, &manifest, blobs)
@@ -414,6 +437,34 @@ fn not_native() -> Vec<Fixture> {
                     "chart/Chart.yaml",
                     b"apiVersion: v2\nname: chart\nversion: 1.0.0\n",
                 )),
+            )],
+        ),
+        vec![],
+    ));
+    // Image volumes (issue 33): artifacts with no platform, which an image volume mounts on any
+    // node.
+    out.push(fixture(
+        "artifacts/model",
+        "CNCF ModelPack model artifact: artifactType application/vnd.cncf.model.manifest.v1+json, config application/vnd.cncf.model.config.v1+json, one weight layer, no platform",
+        typed_artifact(
+            Some(MODEL_MANIFEST),
+            MODEL_CONFIG,
+            &json!({"descriptor": {"name": "tiny", "version": "1.0"},
+                "config": {"format": "raw"}, "modelfs": {"type": "layers", "diffIds": []}}),
+            &[(MODEL_WEIGHT, b"not really weights\n")],
+        ),
+        vec![],
+    ));
+    out.push(fixture(
+        "artifacts/dataset",
+        "data artifact as oras push --artifact-type writes it: artifactType application/vnd.example.dataset.v1, the empty config {}, one tar layer, no platform",
+        typed_artifact(
+            Some(DATASET),
+            EMPTY_CONFIG,
+            &json!({}),
+            &[(
+                OCI_LAYER_TAR,
+                &tar_one_file("data/rows.csv", b"a,b\n1,2\n"),
             )],
         ),
         vec![],
@@ -1074,7 +1125,7 @@ mod tests {
             }
             assert!(seen.insert(x.top.digest.clone()), "duplicate {}", x.name());
         }
-        assert_eq!(a.len(), 21);
+        assert_eq!(a.len(), 23);
     }
 
     #[test]
