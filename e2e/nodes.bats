@@ -96,6 +96,16 @@ evaluate() {
   [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64), which its images have no build for: \"$R/amd64-only:1.0\" runs only on linux/amd64. Its containers would fail there with exec format error" ]
 }
 
+@test "a bound Pod's image volumes are checked against its node, and named" {
+  get_node arm-2 "$(arm_nodes | tail -n 1 | masked)" >>"$SESSION"
+  oci $R/multi:1.0 linux/amd64 linux/arm64 >>"$SESSION"
+  oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"
+  pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$R'/multi:1.0"}],"volumes":[{"name":"plugins","image":{"reference":"'$R'/amd64-only:1.0"}}]}'
+  evaluate
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64), which its images have no build for: volume \"plugins\" image \"$R/amd64-only:1.0\" runs only on linux/amd64. Its image volumes hold no build for that node's platform" ]
+}
+
 @test "a Pod bound to a fitting node is accepted unchanged; without readNodes no Node is read" {
   get_node amd-1 "$(amd_nodes | head -n 1 | masked)" >>"$SESSION"
   oci $R/amd64-only:1.0 linux/amd64 >>"$SESSION"

@@ -450,7 +450,7 @@ fn decide_bound(
         Ok((known, _)) => constraining(known, webassembly::runtime(pod, settings)),
         Err(outcome) => return outcome,
     };
-    let lacking: Vec<String> = known
+    let lacking: Vec<&&ImagePlatforms> = known
         .iter()
         .filter(|image| {
             !image
@@ -460,6 +460,10 @@ fn decide_bound(
                 .iter()
                 .any(fits)
         })
+        .collect();
+    let containers_lack = lacking.iter().any(|image| image.volume.is_none());
+    let lacking: Vec<String> = lacking
+        .iter()
         .map(|image| {
             let platforms = image
                 .platforms
@@ -482,7 +486,9 @@ fn decide_bound(
         Refusal::new(
             format!("{PREFIX}: the {subject} is bound to node {name:?} ({placed}), which its images have no build for: "),
             lacking.join("; "),
-            if build.is_some() {
+            if !containers_lack {
+                ". Its image volumes hold no build for that node's platform".to_string()
+            } else if build.is_some() {
                 ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()
             } else {
                 ". Its containers would fail there with exec format error".to_string()

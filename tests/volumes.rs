@@ -307,7 +307,7 @@ fn a_bound_pod_is_checked_against_its_node_with_its_volumes() {
     assert_eq!(
         r.rejection(),
         "image-arch-affinity: the Pod is bound to node \"arm-1\" (linux/arm64), which its images have no build for: \
-         volume \"plugins\" image \"ghcr.io/org/amd64-only:1\" runs only on linux/amd64. Its containers would fail there with exec format error"
+         volume \"plugins\" image \"ghcr.io/org/amd64-only:1\" runs only on linux/amd64. Its image volumes hold no build for that node's platform"
     );
     let mut on_amd = bound.clone();
     on_amd["spec"]["nodeName"] = json!("amd-1");
