@@ -509,8 +509,8 @@ fn constraining(known: Vec<&ImagePlatforms>, webassembly_runtime: bool) -> Vec<&
         .collect()
 }
 
-/// Steps 3 and 4: the images whose platforms are known, and those whose lookup failed (as
-/// `message::named` names them), after the failures were handled per `onLookupFailure`
+/// Steps 3 and 4: the images whose platforms are known (platform-less artifacts left out), and
+/// those whose lookup failed (as `message::named` names them), after the failures were handled per `onLookupFailure`
 /// (warnings added to `warnings`); the error is the outcome when they decide it.
 fn known_images<'a>(
     resolved: &'a [ImagePlatforms],
@@ -518,8 +518,12 @@ fn known_images<'a>(
     settings: &Settings,
     warnings: &mut Vec<String>,
 ) -> Result<(Vec<&'a ImagePlatforms>, Vec<String>), Outcome> {
-    let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) =
-        resolved.iter().partition(|image| image.platforms.is_ok());
+    // A platform-less artifact that only image volumes mount says nothing of where the Pod runs:
+    // the Pod is decided as if it had no such volume.
+    let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) = resolved
+        .iter()
+        .filter(|image| !image.platformless)
+        .partition(|image| image.platforms.is_ok());
     warnings.extend(
         known
             .iter()

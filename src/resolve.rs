@@ -36,13 +36,12 @@ pub struct ImagePlatforms {
 
 impl ImagePlatforms {
     /// Whether the image constrains no architecture in a Pod that runs (`webassembly_runtime`)
-    /// or does not run under one of the RuntimeClasses of `wasmRuntimeClasses`: it is an
-    /// artifact with no platform that an image volume mounts, or its only builds are WebAssembly
-    /// ones, or it has one and the Pod's runtime runs it.
+    /// or does not run under one of the RuntimeClasses of `wasmRuntimeClasses`: its only builds
+    /// are WebAssembly ones, or it has one and the Pod's runtime runs it. (A platform-less
+    /// artifact is no image the Pod runs at all: the decision leaves it out.)
     pub fn arch_free(&self, webassembly_runtime: bool) -> bool {
-        self.platformless
-            || self.webassembly
-                && (webassembly_runtime || self.platforms.as_ref().is_ok_and(Vec::is_empty))
+        self.webassembly
+            && (webassembly_runtime || self.platforms.as_ref().is_ok_and(Vec::is_empty))
     }
 }
 

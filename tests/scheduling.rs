@@ -24,7 +24,9 @@
 //! An image runs on a node when it has a build of the node's OS and architecture, or when it is a
 //! WebAssembly image (only `wasi/wasm`-like builds, or a Spin artifact: a WebAssembly shim runs it
 //! on any node), or has a WebAssembly build and the Pod's `runtimeClassName` is one of
-//! `wasmRuntimeClasses` (generated images, settings and Pods have all three).
+//! `wasmRuntimeClasses` (generated images, settings and Pods have all three). The images are the
+//! containers' and the image volumes' (`spec.volumes[].image.reference`); a platform-less
+//! artifact (a model) that an image volume mounts runs on any node.
 //!
 //! For every Pod the skip rules of docs/design.md do not exempt:
 //! - rejected (or, with `onNoCommonArchitecture: accept`, warned about and left unchanged) <=>
@@ -276,8 +278,19 @@ fn image_name(index: usize) -> String {
     format!("registry.example.com/gen/image{index}:1")
 }
 
+/// A platform-less artifact (a model) that image volumes mount: it constrains nothing.
+const ARTIFACT: &str = "registry.example.com/gen/model:1";
+
 fn registry_for(images: &[Image]) -> FixtureRegistry {
     let mut registry = FixtureRegistry::default();
+    registry.artifact(
+        ARTIFACT,
+        &json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "artifactType": "application/vnd.cncf.model.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.cncf.model.config.v1+json", "digest": "sha256:x", "size": 1},
+            "layers": [{"mediaType": "application/vnd.cncf.model.weight.v1.raw", "digest": "sha256:x", "size": 1}]}),
+        None,
+    );
     for (index, image) in images.iter().enumerate() {
         let name = image_name(index);
         if image.fails {
@@ -535,15 +548,24 @@ fn case_strategy() -> impl Strategy<Value = Case> {
             (
                 prop_oneof![30 => Just(None), 1 => Just(Some("nodeName")), 1 => Just(Some("daemonSet")), 1 => Just(Some("update"))],
                 prop::sample::select(vec![None, None, Some(WASM_CLASS), Some("runc")]),
+                // Image volumes: of the generated images, and a platform-less artifact.
+                prop_oneof![2 => Just(Vec::new()), 1 => prop::collection::vec(0..count, 1..3)],
+                prop::bool::weighted(0.2),
             ),
         )
             .prop_map(
-                |(images, containers, init, selector, required, os_name, (preferred, tolerations, annotation, zone), settings, (exempt, runtime_class))| {
+                |(images, containers, init, selector, required, os_name, (preferred, tolerations, annotation, zone), settings, (exempt, runtime_class, volumes, artifact))| {
                     let container = |i: &usize| json!({"name": format!("c{i}"), "image": image_name(*i), "x-unknown": [1, 2]});
                     let mut spec = json!({"containers": containers.iter().map(container).collect::<Vec<_>>(),
                         "x-unknown-spec": {"deep": {"er": 1}}});
                     if !init.is_empty() {
                         spec["initContainers"] = json!(init.iter().map(container).collect::<Vec<_>>());
+                    }
+                    let volume = |(i, reference): (usize, String)| json!({"name": format!("v{i}"), "image": {"reference": reference, "pullPolicy": "IfNotPresent", "x-unknown": 1}});
+                    let references = volumes.iter().map(|i| image_name(*i)).chain(artifact.then(|| ARTIFACT.to_string()));
+                    let volumes: Vec<Value> = references.enumerate().map(volume).collect();
+                    if !volumes.is_empty() {
+                        spec["volumes"] = json!(volumes);
                     }
                     if let Some(selector) = selector {
                         spec["nodeSelector"] = selector;
@@ -636,6 +658,8 @@ struct Counts {
     /// `wasmRuntimeClasses`.
     webassembly: Cell<usize>,
     wasm_runtime: Cell<usize>,
+    /// Cases whose Pod has image volumes.
+    volumes: Cell<usize>,
     exempt: Cell<usize>,
     rejected: Cell<usize>,
     mutated: Cell<usize>,
@@ -715,13 +739,26 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         return Ok(());
     }
 
-    // What every image that was looked up runs on.
+    // What every image that was looked up runs on: the containers' and the image volumes' (the
+    // platform-less artifact constrains nothing).
+    let volumes = spec["volumes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if !volumes.is_empty() {
+        bump(&counts.volumes);
+    }
     let used: BTreeSet<usize> = spec["containers"]
         .as_array()
         .into_iter()
         .chain(spec["initContainers"].as_array())
         .flatten()
         .filter_map(|c| c["image"].as_str())
+        .chain(
+            volumes
+                .iter()
+                .filter_map(|v| v["image"]["reference"].as_str()),
+        )
         .filter_map(|image| (0..case.images.len()).find(|i| image_name(*i) == image))
         .collect();
     let failed = used.iter().any(|i| case.images[*i].fails);
@@ -1015,11 +1052,13 @@ fn property(what: &str, kinds: Vec<&'static str>) {
     let _ = writeln!(
         std::io::stderr(),
         "scheduling equivalence, {what}: {} cases ({} with a named-node matchFields term, {} decided with a WebAssembly image, {} of them \
-         under a wasmRuntimeClass, {} exempt, {} rejected or warned, {} mutated) over {} nodes in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+         under a wasmRuntimeClass, {} with image volumes, {} exempt, {} rejected or warned, {} mutated) over {} nodes in {:.1} s, seed {seed} \
+         (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.named_node.get(),
         counts.webassembly.get(),
         counts.wasm_runtime.get(),
+        counts.volumes.get(),
         counts.exempt.get(),
         counts.rejected.get(),
         counts.mutated.get(),

@@ -372,3 +372,32 @@ fn the_patch_keeps_every_field_of_the_volumes() {
     // Only the annotation and the affinity: the volumes come back as they were.
     r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
 }
+
+#[test]
+fn a_platform_less_artifact_is_decided_as_if_the_volume_were_not_there() {
+    // The only container image cannot be looked up: unchanged, with the warning, as without the
+    // volume (the model says nothing of where the Pod runs).
+    let settings_json = json!({"architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}});
+    let r = run_volumes(
+        &["ghcr.io/org/gone:1"],
+        &[("model", "ghcr.io/org/model:1")],
+        settings_json.clone(),
+    );
+    r.assert_accepted_unchanged();
+    let without = run_volumes(&["ghcr.io/org/gone:1"], &[], settings_json);
+    assert_eq!(r.decision, without.decision);
+    // Under the fallback, the message is that of a Pod none of whose images could be looked up.
+    let r = run_volumes(
+        &["ghcr.io/org/gone:1"],
+        &[("model", "ghcr.io/org/model:1")],
+        json!({"fallbackArchitectures": ["amd64"]}),
+    );
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert_eq!(
+        r.decision.warnings.last().map(String::as_str),
+        Some(
+            "image-arch-affinity: no image of the Pod could be looked up (\"ghcr.io/org/gone:1\"): \
+             it is pinned as if they ran on amd64 (setting fallbackArchitectures)"
+        )
+    );
+}
