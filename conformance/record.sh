@@ -261,6 +261,18 @@ pod_request "$(containers "$R/wasm/spin:1.0")"
 record settings-wasm-runtime-class "A wasmRuntimeClasses entry that is no RuntimeClass name: refused at load" \
   --settings-json '{"wasmRuntimeClasses":["Spin_V2"]}'
 
+# ---- image volumes ----
+pod_request "$(containers "$R/multi/docker-list:1.0" | with_volumes "tools=$R/single/arm64-oci:1.0" "plugins=$R/multi/oci-index:1.0")"
+record volumes-pin "Image volumes constrain the Pod like container images: a single-platform image (read from its config) and an index, pinned to arm64"
+pod_request "$(containers "$R/multi/s390x-only:1.0" | with_volumes "model=$R/artifacts/model:1.0" "data=$R/artifacts/dataset:1.0" "chart=$R/artifacts/helm-chart:1.0")"
+record volumes-platform-less-artifacts "A ModelPack model, an OCI 1.1 data artifact and a Helm chart that only image volumes mount constrain nothing (one manifest call each) under onLookupFailure: reject; pinned to s390x" \
+  --settings-json '{"onLookupFailure":"reject"}'
+pod_request "$(containers "$R/multi/oci-index:1.0" "$R/artifacts/dataset:1.0" | with_volumes "data=$R/artifacts/dataset:1.0" "same=$R/multi/oci-index:1.0")"
+record volumes-artifact-a-container-runs "An artifact that a container runs and a volume mounts: looked up once, a lookup failure naming its type" \
+  --settings-json '{"onLookupFailure":"reject"}'
+pod_request "$(containers "$R/single/amd64-docker:1.0" | with_volumes "plugins=$R/single/arm64-oci:1.0" "cache=$R/nope/missing:1.0")"
+record volumes-refused-naming-the-volume "An image volume that shares no architecture with the containers: refused naming the volume; a failed volume lookup's warning names it too"
+
 # ---- settings refused at load ----
 pod_request "$(containers "$R/multi/oci-index:1.0")"
 record settings-weight-out-of-range "preferredArchitectureWeight 0: refused at load" --settings-json '{"preferredArchitectureWeight":0}'

@@ -18,6 +18,14 @@ containers() {
   printf '%s\n' "${images[@]}" | jq -R . | jq -s '{containers: [to_entries[] | {name: "c\(.key)", image: .value}]}'
 }
 
+# with_volumes NAME=REFERENCE...: the spec on stdin with one image volume per argument.
+with_volumes() {
+  local spec
+  spec=$(cat)
+  printf '%s\n' "$@" | jq -R 'split("=") | {name: .[0], image: {reference: (.[1:] | join("=")), pullPolicy: "IfNotPresent"}}' |
+    jq -sc --argjson spec "$spec" '$spec + {volumes: .}'
+}
+
 allowed() { echo "$RESPONSE" | jq -r '.allowed'; }
 message() { echo "$RESPONSE" | jq -r '.status.message'; }
 warnings() { echo "$RESPONSE" | jq -c '.warnings'; }

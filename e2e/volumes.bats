@@ -46,14 +46,6 @@ evaluate() {
 
 calls() { recorded_calls "$CALLS"; }
 
-# with_volumes NAME=REFERENCE...: the spec on stdin with one image volume per argument.
-with_volumes() {
-  local spec
-  spec=$(cat)
-  printf '%s\n' "$@" | jq -R 'split("=") | {name: .[0], image: {reference: (.[1:] | join("=")), pullPolicy: "IfNotPresent"}}' |
-    jq -sc --argjson spec "$spec" '$spec + {volumes: .}'
-}
-
 @test "an image volume's index or single-platform image constrains the Pod like a container's" {
   pod_request "$(containers "$REGISTRY/multi/docker-list:1.0" | with_volumes "tools=$REGISTRY/single/arm64-oci:1.0")"
   evaluate
