@@ -11,16 +11,21 @@
 bats_require_minimum_version 1.5.0
 load requests
 load host
+load faults
 
 setup_file() {
   cd "$BATS_TEST_DIRNAME/.."
   source e2e/registry.bash
   registry_start
   registry_seed >/dev/null
+  faults_start
+  export SOURCES_ALL="$REGISTRY_DIR/sources-volumes.yml"
+  printf 'insecure_sources: ["%s", "%s"]\n' "$REGISTRY" "$FAULTS" >"$SOURCES_ALL"
 }
 
 teardown_file() {
   cd "$BATS_TEST_DIRNAME/.."
+  faults_stop
   source e2e/registry.bash
   registry_stop
 }
@@ -38,7 +43,7 @@ evaluate() {
   rm -f "$CALLS"
   local settings
   settings=$(jq -c '. + {lookupBudgetMilliseconds: 30000}' <<<"${1:-"{}"}")
-  run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$REGISTRY_DIR/sources.yml" \
+  run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES_ALL" \
     --record-host-capabilities-interactions "$CALLS" --settings-json "$settings" "$POLICY"
   [ "$status" -eq 0 ]
   RESPONSE=$(echo "$output" | tail -n 1)
@@ -121,4 +126,25 @@ OciManifestAndConfig $image" ]
   workload_request Deployment CREATE "$(containers "$REGISTRY/multi/oci-index:1.0" | with_volumes "plugins=$REGISTRY/single/arm64-oci:1.0")"
   evaluate '{"workloadTemplates":"mutate"}'
   [ "$(patch)" = "$(template_patch /spec/template arm64)" ]
+}
+
+@test "the bounds on host calls count image volumes: 400 volumes of two references, two lookups; the lookup budget stops before a volume" {
+  pod_request "$(jq -nc --arg a "$REGISTRY/multi/oci-index:1.0" --arg b "$REGISTRY/single/arm64-oci:1.0" \
+    '{containers: [{name: "c", image: $a}], volumes: [range(400) as $i | {name: "v\($i)", image: {reference: (if $i % 2 == 0 then $a else $b end)}}]}')"
+  evaluate
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+  [ "$(host_calls "$CALLS")" = "2 1" ]
+  # A container image on a registry slower than the budget: the volume after it is not looked up,
+  # and its warning names it.
+  slow="$FAULTS/faults/slow-1500/multi/oci-index:1.0"
+  pod_request "$(containers "$slow" | with_volumes "tools=$REGISTRY/single/arm64-oci:1.0")"
+  rm -f "$CALLS"
+  run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES_ALL" \
+    --record-host-capabilities-interactions "$CALLS" --settings-json '{"lookupBudgetMilliseconds":1000}' "$POLICY"
+  [ "$status" -eq 0 ]
+  RESPONSE=$(echo "$output" | tail -n 1)
+  [ "$(patch)" = "$(pin_patch amd64 arm64)" ]
+  [ "$(warning_count)" = 1 ]
+  [[ "$(warning)" == "image-arch-affinity: volume \"tools\" image \"$REGISTRY/single/arm64-oci:1.0\" $IGNORED_LOOKUP: not looked up: the lookup time budget (lookupBudgetMilliseconds: 1000) was spent after "* ]]
+  [ "$(calls)" = "OciManifest $slow" ]
 }
