@@ -12,44 +12,11 @@ bats_require_minimum_version 1.5.0
 load requests
 load host
 load faults
+load live
 
-setup_file() {
-  cd "$BATS_TEST_DIRNAME/.."
-  source e2e/registry.bash
-  registry_start
-  registry_seed >/dev/null
-  faults_start
-  export SOURCES_ALL="$REGISTRY_DIR/sources-volumes.yml"
-  printf 'insecure_sources: ["%s", "%s"]\n' "$REGISTRY" "$FAULTS" >"$SOURCES_ALL"
-}
-
-teardown_file() {
-  cd "$BATS_TEST_DIRNAME/.."
-  faults_stop
-  source e2e/registry.bash
-  registry_stop
-}
-
-setup() {
-  cd "$BATS_TEST_DIRNAME/.."
-  REQUEST="$BATS_TEST_TMPDIR/request.json"
-  CALLS="$BATS_TEST_TMPDIR/calls.yml"
-  unset RUST_BACKTRACE
-}
-
-# evaluate [SETTINGS_JSON]: the host's `run` on $REQUEST (RESPONSE: its stdout line; $CALLS: its
-# host calls), with a lookup budget no loaded machine spends.
-evaluate() {
-  rm -f "$CALLS"
-  local settings
-  settings=$(jq -c '. + {lookupBudgetMilliseconds: 30000}' <<<"${1:-"{}"}")
-  run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES_ALL" \
-    --record-host-capabilities-interactions "$CALLS" --settings-json "$settings" "$POLICY"
-  [ "$status" -eq 0 ]
-  RESPONSE=$(echo "$output" | tail -n 1)
-}
-
-calls() { recorded_calls "$CALLS"; }
+setup_file() { live_start; }
+teardown_file() { live_stop; }
+setup() { live_setup; }
 
 @test "an image volume's index or single-platform image constrains the Pod like a container's" {
   pod_request "$(containers "$REGISTRY/multi/docker-list:1.0" | with_volumes "tools=$REGISTRY/single/arm64-oci:1.0")"

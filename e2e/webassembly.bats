@@ -11,47 +11,11 @@ bats_require_minimum_version 1.5.0
 load requests
 load host
 load faults
+load live
 
-setup_file() {
-  cd "$BATS_TEST_DIRNAME/.."
-  source e2e/registry.bash
-  registry_start
-  registry_seed >/dev/null
-  faults_start
-  export SOURCES_ALL="$REGISTRY_DIR/sources-webassembly.yml"
-  printf 'insecure_sources: ["%s", "%s"]\n' "$REGISTRY" "$FAULTS" >"$SOURCES_ALL"
-}
-
-teardown_file() {
-  cd "$BATS_TEST_DIRNAME/.."
-  faults_stop
-  source e2e/registry.bash
-  registry_stop
-}
-
-setup() {
-  cd "$BATS_TEST_DIRNAME/.."
-  REQUEST="$BATS_TEST_TMPDIR/request.json"
-  CALLS="$BATS_TEST_TMPDIR/calls.yml"
-  # The host's error chains stay one line without its backtraces.
-  unset RUST_BACKTRACE
-}
-
-# evaluate [SETTINGS_JSON]: the host's `run` on $REQUEST with SETTINGS_JSON (default {}) and a
-# lookup budget no loaded machine spends (these cases are about shapes, not time); RESPONSE is its
-# stdout line, $CALLS the host calls.
-evaluate() {
-  rm -f "$CALLS"
-  local settings
-  settings=$(jq -c '. + {lookupBudgetMilliseconds: 30000}' <<<"${1:-"{}"}")
-  run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES_ALL" \
-    --record-host-capabilities-interactions "$CALLS" --settings-json "$settings" "$POLICY"
-  [ "$status" -eq 0 ]
-  RESPONSE=$(echo "$output" | tail -n 1)
-}
-
-# calls: the host calls of the last evaluation, one "TAG IMAGE" per line.
-calls() { recorded_calls "$CALLS"; }
+setup_file() { live_start; }
+teardown_file() { live_stop; }
+setup() { live_setup; }
 
 # with_runtime_class CLASS: the spec on stdin with runtimeClassName CLASS.
 with_runtime_class() { jq -c --arg c "$1" '. + {runtimeClassName: $c}'; }
