@@ -9,7 +9,7 @@ KWCTL ?= .tools/bin/kwctl
 POLICY_SERVER ?= .tools/bin/policy-server
 HOST_BIN := $(or $(CARGO_TARGET_DIR),target)/debug/embedded-host
 
-.PHONY: all deps fmt lint lint-workflows host unit-tests conformance e2e-tests k8s-test k8s-e2e k8s-mutants test run bench-core fuzz clean
+.PHONY: all deps fmt lint lint-workflows check-kubewarden-pins host unit-tests conformance e2e-tests k8s-test k8s-e2e k8s-mutants test run bench-core fuzz clean
 
 all: annotated-policy.wasm
 
@@ -38,13 +38,18 @@ $(TRIVIAL): trivial-policy/src/lib.rs trivial-policy/Cargo.toml
 fmt:
 	cargo fmt --all -- --check
 
-# clippy, the GitHub workflows (actionlint) and the version agreement (check-version, below).
-lint: check-version lint-workflows
+# clippy, the GitHub workflows (actionlint, the Kubewarden actions' kwctl verification) and the
+# version agreement (check-version, below).
+lint: check-version lint-workflows check-kubewarden-pins
 	cargo clippy --workspace --all-targets -- -D warnings
 
 # actionlint (built by `make deps`) over .github/workflows, shellcheck on their run: scripts.
 lint-workflows:
 	@bash scripts/lint-workflows.sh
+
+# Each Kubewarden action that installs kwctl verifies it against the identity it was signed with.
+check-kubewarden-pins:
+	@bash scripts/check-kubewarden-pins.sh
 
 unit-tests:
 	cargo test

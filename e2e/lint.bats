@@ -61,7 +61,36 @@ finding() {
   [ "$status" -eq 0 ]
   [ "$output" = 'bash scripts/check-version.sh ""
 bash scripts/lint-workflows.sh
+bash scripts/check-kubewarden-pins.sh
 cargo clippy --workspace --all-targets -- -D warnings' ]
+}
+
+@test "every Kubewarden action that installs kwctl verifies the identity its kwctl version was signed with" {
+  run make -s check-kubewarden-pins
+  [ "$status" -eq 0 ]
+  [ "$output" = "check-kubewarden-pins: 4 Kubewarden actions installing kwctl, each verifying the identity its kwctl version was signed with" ]
+  copy_workflows
+  cp scripts/check-kubewarden-pins.sh "$COPY/scripts/"
+  check_copy() { run bash "$COPY/scripts/check-kubewarden-pins.sh"; echo "$output"; }
+  signed_by() { echo "https://github.com/kubewarden/$1/.github/workflows/build-kwctl.yml@refs/tags/$2"; }
+  # v7.0.1 verifies kwctl 1.35.0 against the repository's new name, which signed only 1.36 on.
+  v701=143b9e4b11ddc47370482267383586e6f1bc7efe
+  inject release.yml "s/push-artifacthub@[0-9a-f]*/push-artifacthub@$v701/"
+  check_copy
+  [ "$status" -eq 1 ]
+  [ "$output" = "check-kubewarden-pins: .github/workflows/release.yml:$(line_of release.yml push-artifacthub@): kubewarden/github-actions/push-artifacthub@143b9e4 (v7.0.1) verifies kwctl v1.35.0 against $(signed_by adm-controller v1.35.0), but kwctl v1.35.0 was signed by $(signed_by kubewarden-controller v1.35.0)" ]
+  # v7.0.0 asked for a kwctl of 1.36, which only the new name signed.
+  cp .github/workflows/release.yml "$COPY/.github/workflows/"
+  inject ci.yml 's/kwctl-version: v1.35.0/kwctl-version: v1.36.0/'
+  check_copy
+  [ "$status" -eq 1 ]
+  [ "$output" = "check-kubewarden-pins: .github/workflows/ci.yml:$(line_of ci.yml kwctl-installer@): kubewarden/github-actions/kwctl-installer@76e132d (v7.0.0) verifies kwctl v1.36.0 against $(signed_by kubewarden-controller v1.36.0), but kwctl v1.36.0 was signed by $(signed_by adm-controller v1.36.0)" ]
+  # A commit whose action was not read.
+  cp .github/workflows/ci.yml "$COPY/.github/workflows/"
+  inject ci.yml 's/kwctl-installer@[0-9a-f]*/kwctl-installer@0123456789abcdef0123456789abcdef01234567/'
+  check_copy
+  [ "$status" -eq 1 ]
+  [ "$output" = "check-kubewarden-pins: .github/workflows/ci.yml:$(line_of ci.yml kwctl-installer@): kubewarden/github-actions/kwctl-installer@0123456789abcdef0123456789abcdef01234567 is not a commit whose kwctl verification was read: read its kwctl-installer/action.yml (and push-artifacthub's) and add it to scripts/check-kubewarden-pins.sh" ]
 }
 
 @test "make deps built the pinned actionlint" {
