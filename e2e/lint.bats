@@ -68,7 +68,7 @@ cargo clippy --workspace --all-targets -- -D warnings' ]
 @test "every Kubewarden action that installs kwctl verifies the identity its kwctl version was signed with" {
   run make -s check-kubewarden-pins
   [ "$status" -eq 0 ]
-  [ "$output" = "check-kubewarden-pins: 4 Kubewarden actions installing kwctl, each verifying the identity its kwctl version was signed with" ]
+  [ "$output" = "check-kubewarden-pins: 4 Kubewarden actions installing kwctl and 1 policy-server image, each verified against the identity its version was signed with" ]
   copy_workflows
   cp scripts/check-kubewarden-pins.sh "$COPY/scripts/"
   check_copy() { run bash "$COPY/scripts/check-kubewarden-pins.sh"; echo "$output"; }
@@ -85,6 +85,12 @@ cargo clippy --workspace --all-targets -- -D warnings' ]
   check_copy
   [ "$status" -eq 1 ]
   [ "$output" = "check-kubewarden-pins: .github/workflows/ci.yml:$(line_of ci.yml kwctl-installer@): kubewarden/github-actions/kwctl-installer@76e132d (v7.0.0) verifies kwctl v1.36.0 against $(signed_by kubewarden-controller v1.36.0), but kwctl v1.36.0 was signed by $(signed_by adm-controller v1.36.0)" ]
+  # policy-server 1.36 verified against the old name's release workflow.
+  cp .github/workflows/ci.yml "$COPY/.github/workflows/"
+  inject ci.yml 's|policy-server:v1.35.0|policy-server:v1.36.0|'
+  check_copy
+  [ "$status" -eq 1 ]
+  [ "$output" = "check-kubewarden-pins: .github/workflows/ci.yml:$(line_of ci.yml 'IDENTITY: '): policy-server v1.36.0 is verified against https://github.com/kubewarden/kubewarden-controller/.github/workflows/release.yml@refs/tags/v1.35.0, but it was signed by https://github.com/kubewarden/adm-controller/.github/workflows/release.yml@refs/tags/v1.36.0" ]
   # A commit whose action was not read.
   cp .github/workflows/ci.yml "$COPY/.github/workflows/"
   inject ci.yml 's/kwctl-installer@[0-9a-f]*/kwctl-installer@0123456789abcdef0123456789abcdef01234567/'

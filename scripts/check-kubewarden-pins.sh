@@ -2,8 +2,9 @@
 # `make check-kubewarden-pins` (part of `make lint`): every Kubewarden action the GitHub workflows
 # use that installs kwctl (kubewarden/github-actions' kwctl-installer, and push-artifacthub, which
 # runs kwctl-installer with its default version) verifies the kwctl it downloads against the
-# identity that kwctl was signed with. Fails, naming the workflow line, the identity the pinned
-# action verifies and the one the version was signed with, or an action commit not read yet.
+# identity that kwctl was signed with, and so does the verification of policy-server's image (a
+# container image signed by the monorepo's release.yml). Fails, naming the workflow line, the
+# identity verified and the one the version was signed with, or an action commit not read yet.
 #
 # What the actions verify, read from kubewarden/github-actions at each commit (docs/release.md):
 # kwctl-installer runs `cosign verify-blob --certificate-identity=https://github.com/kubewarden/
@@ -74,5 +75,22 @@ while read -r file line action commit version; do
   fi
   unset repo
 done <<<"$uses"
+
+# policy-server's image: each workflow that verifies ghcr.io/kubewarden/policy-server:VERSION
+# (cosign verify, env IMAGE and IDENTITY of one step) names the release workflow of the
+# repository that signed that version, at its tag.
+images=0
+for file in "${workflows[@]}"; do
+  image=$(sed -n 's/^[[:space:]]*IMAGE: ghcr.io\/kubewarden\/policy-server:\(v[^[:space:]]*\)$/\1/p' "$file" | head -n 1)
+  [ -n "$image" ] || continue
+  images=$((images + 1))
+  line=$(grep -n '^[[:space:]]*IDENTITY: ' "$file" | head -n 1 | cut -d: -f1)
+  named=$(sed -n "${line:-0}s/^[[:space:]]*IDENTITY: //p" "$file")
+  expected="https://github.com/kubewarden/$(signer "$image")/.github/workflows/release.yml@refs/tags/$image"
+  if [ "$named" != "$expected" ]; then
+    echo "check-kubewarden-pins: $file:${line:-?}: policy-server $image is verified against ${named:-no identity}, but it was signed by $expected"
+    failed=1
+  fi
+done
 ((failed == 0)) || exit 1
-echo "check-kubewarden-pins: $checked Kubewarden actions installing kwctl, each verifying the identity its kwctl version was signed with"
+echo "check-kubewarden-pins: $checked Kubewarden actions installing kwctl and $images policy-server image, each verified against the identity its version was signed with"
