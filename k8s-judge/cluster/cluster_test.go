@@ -170,10 +170,13 @@ func TestPolicyInAControlPlane(t *testing.T) {
 		count = n
 	}
 	cases := map[string]*property.Case{}
-	refused := 0
+	refused, volumes := 0, 0
 	for i := 0; i < count; i++ {
 		name := fmt.Sprintf("w%03d", i)
 		c := property.Object(reg, nodes(), policy.Spec.Settings, name).Example(int(seed%1_000_000_007) + i)
+		if len(property.ImageVolumes(c.Template)) > 0 {
+			volumes++
+		}
 		err := create(ctx, dyn, c.Kind, "default", c.Object)
 		switch {
 		case err == nil:
@@ -189,7 +192,8 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	}
 	pods := settle(ctx, t, cp, "default")
 	judge(t, cp, cases, pods, refused)
-	report.Line("k8s-e2e", "%s: %d workloads and Pods applied, refused %d, settled and judged %v after the start", server.Name(), count, refused, time.Since(started).Round(time.Second))
+	report.Line("k8s-e2e", "%s: %d workloads and Pods applied (%d with an image volume), refused %d, settled and judged %v after the start",
+		server.Name(), count, volumes, refused, time.Since(started).Round(time.Second))
 
 	t.Run("a sidecar injected after the policy is not seen", func(t *testing.T) {
 		sidecarInjectedAfter(ctx, t, cp, reg, server, policy)
@@ -413,12 +417,13 @@ func unschedulable(pod *v1.Pod) string {
 	return "not scheduled yet"
 }
 
+// images are the images of pod's containers, then of its image volumes.
 func images(pod *v1.Pod) []string {
 	var out []string
 	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		out = append(out, c.Image)
 	}
-	return out
+	return append(out, property.ImageVolumes(pod)...)
 }
 
 func affinity(pod *v1.Pod) string {

@@ -77,6 +77,10 @@ func TestValidateCreate(t *testing.T) {
 		{"a pin", fmt.Sprintf(validPod, affinity(`["amd64","arm64"]`)), nil},
 		{"a label value with a space in a required term", fmt.Sprintf(validPod, affinity(`["arm 64"]`)), []string{
 			`spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "arm 64": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`}},
+		{"an image volume a container mounts", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"busybox",
+			"volumeMounts":[{"name":"model","mountPath":"/mnt/model"}]}],"volumes":[{"name":"model","image":{"reference":"r.example/model:1.0"}}]}}`, nil},
+		{"an image volume without a reference", fmt.Sprintf(validPod, `,"volumes":[{"name":"model","image":{"pullPolicy":"Always"}}]`), []string{
+			`spec.volumes[0].image.reference: Required value`}},
 		{"an unknown field", fmt.Sprintf(validPod, `,"nodeSelectr":{"a":"b"}`), []string{
 			`strict decoding: unknown field "spec.nodeSelectr"`}},
 		{"no terms", fmt.Sprintf(validPod, `,"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[]}}}`), []string{

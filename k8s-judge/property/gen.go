@@ -291,11 +291,54 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 	case name == "missing/image:1.0":
 		img.missing = true
 	default:
-		img.platforms = reg.Catalog[name].Platforms
-		img.wasm = webAssembly(name, img.platforms)
+		img = catalogImage(reg, name)
 	}
 	c.images[ref] = img
 	return ref
+}
+
+// artifacts are the registry's artifacts with no platform (a Helm chart; a CNCF ModelPack model;
+// an OCI 1.1 artifact with artifactType and the empty config): what image volumes mount.
+var artifacts = []string{"artifacts/helm-chart:1.0", "artifacts/model:1.0", "artifacts/dataset:1.0"}
+
+// pullPolicies are an image volume's: unset (the API server defaults it) or each value.
+var pullPolicies = []v1.PullPolicy{"", v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
+
+// drawVolumes gives spec 1 or 2 image volumes (vol1, vol2), each of an image drawn as a
+// container's (drawImage), an artifact with no platform, or the image of one of its containers;
+// a container mounts some of them. One time in eight an init container runs an artifact a volume
+// mounts (not a container image: its lookup fails).
+func drawVolumes(t *rapid.T, c *Case, reg *registry.Registry, pool []string, spec *v1.PodSpec) {
+	var mounted []string
+	count := rapid.IntRange(1, 2).Draw(t, "image volumes")
+	for i := 1; i <= count; i++ {
+		var ref string
+		switch rapid.SampledFrom([]string{"image", "image", "artifact", "artifact", "container"}).Draw(t, "volume of") {
+		case "artifact":
+			name := rapid.SampledFrom(artifacts).Draw(t, "artifact")
+			if _, ok := reg.Catalog[name]; !ok {
+				t.Fatalf("the registry's catalog has no %s: rebuild seed-registry", name)
+			}
+			ref = reg.Ref(name)
+			c.images[ref] = catalogImage(reg, name)
+			mounted = append(mounted, ref)
+		case "container":
+			ref = rapid.SampledFrom(containerImages(&v1.Pod{Spec: *spec})).Draw(t, "container's image")
+		default:
+			ref = drawImage(t, c, reg, pool)
+		}
+		name := fmt.Sprintf("vol%d", i)
+		spec.Volumes = append(spec.Volumes, v1.Volume{Name: name, VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{
+			Reference: ref, PullPolicy: rapid.SampledFrom(pullPolicies).Draw(t, "pullPolicy")}}})
+		if rapid.Bool().Draw(t, "mounted") {
+			container := &spec.Containers[rapid.IntRange(0, len(spec.Containers)-1).Draw(t, "mounted by")]
+			container.VolumeMounts = append(container.VolumeMounts, v1.VolumeMount{Name: name, MountPath: "/mnt/" + name,
+				ReadOnly: rapid.Bool().Draw(t, "readOnly")})
+		}
+	}
+	if len(mounted) > 0 && chance(t, "a container runs an artifact", 8) {
+		spec.InitContainers = append(spec.InitContainers, v1.Container{Name: "init-artifact", Image: rapid.SampledFrom(mounted).Draw(t, "artifact run")})
+	}
 }
 
 func requirement(key string, op v1.NodeSelectorOperator, values ...string) v1.NodeSelectorRequirement {
@@ -359,6 +402,9 @@ func drawPodSpec(t *rapid.T, c *Case, reg *registry.Registry) v1.PodTemplateSpec
 	}
 	for i := rapid.IntRange(0, 4).Draw(t, "init containers") - 2; i > 0; i-- {
 		spec.InitContainers = append(spec.InitContainers, v1.Container{Name: fmt.Sprintf("init%d", i), Image: drawImage(t, c, reg, pool)})
+	}
+	if chance(t, "image volumes", 3) {
+		drawVolumes(t, c, reg, pool, &spec)
 	}
 	if chance(t, "nodeSelector", 3) {
 		spec.NodeSelector = map[string]string{}

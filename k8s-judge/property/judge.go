@@ -131,8 +131,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	}
 
 	// What the policy can know of the images: a failed lookup is decided by onLookupFailure.
-	known := c.known()
-	missing := len(known) < len(c.Template.Spec.InitContainers)+len(c.Template.Spec.Containers)
+	known, missing := c.lookups()
 	switch lookup := c.setting("onLookupFailure", "ignoreImage"); {
 	case missing && lookup == "reject":
 		if !v.Rejected {

@@ -34,9 +34,24 @@ type image struct {
 	missing bool
 	// wasm: what of it a WebAssembly shim runs (see webAssembly).
 	wasm string
+	// platformless: an artifact with no platform (a single manifest whose config names none, not
+	// WebAssembly: a Helm chart, a model, a data set). No container runs it; an image volume
+	// mounts it on every node.
+	platformless bool
 	// anywhere: a WebAssembly image, run by a node's shim on every architecture and OS (see
 	// webAssembly).
 	anywhere bool
+}
+
+// singleManifests are the media types of an image manifest (not an index).
+var singleManifests = []string{"application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"}
+
+// catalogImage is what the catalog says of the image name (`repository:tag`).
+func catalogImage(reg *registry.Registry, name string) image {
+	entry := reg.Catalog[name]
+	img := image{ref: reg.Ref(name), platforms: entry.Platforms, wasm: webAssembly(name, entry.Platforms)}
+	img.platformless = img.wasm == "" && len(entry.Platforms) == 0 && slices.Contains(singleManifests, entry.MediaType)
+	return img
 }
 
 // The WebAssembly platforms: the policy's docs/design.md, "WebAssembly workloads".
@@ -281,31 +296,64 @@ func (c *Case) RunsOn(node *v1.Node) bool {
 // OS is the OS of the nodes c's Pod runs on, as the policy takes it.
 func (c *Case) OS() string { return podOS(c, c.Template) }
 
-// known are the images of c's Pod the policy can look up. A WebAssembly-only image runs
-// anywhere, and so does a mixed one under a RuntimeClass of wasmRuntimeClasses.
+// known are the images of c's Pod the policy can look up (see lookups).
 func (c *Case) known() []image {
-	var known []image
-	shim := c.Template.Spec.RuntimeClassName != nil && slices.Contains(c.wasmRuntimeClasses(), *c.Template.Spec.RuntimeClassName)
-	for _, container := range append(append([]v1.Container{}, c.Template.Spec.InitContainers...), c.Template.Spec.Containers...) {
-		img := c.images[container.Image]
-		if img.missing {
+	known, _ := c.lookups()
+	return known
+}
+
+// lookups are the images of c's Pod as the policy looks them up: its containers', then its image
+// volumes' (spec.volumes[].image.reference). known: those it can look up; failed: some lookup
+// fails (an image the registry does not have, or an artifact with no platform that a container
+// runs), which onLookupFailure decides. A WebAssembly-only image runs anywhere, and so does a
+// mixed one under a RuntimeClass of wasmRuntimeClasses. An artifact with no platform that only
+// image volumes mount is left out: the Pod is decided as if it had no such volume.
+func (c *Case) lookups() (known []image, failed bool) {
+	spec := &c.Template.Spec
+	shim := spec.RuntimeClassName != nil && slices.Contains(c.wasmRuntimeClasses(), *spec.RuntimeClassName)
+	run := containerImages(c.Template)
+	for _, ref := range append(run, ImageVolumes(c.Template)...) {
+		img := c.images[ref]
+		switch {
+		case img.missing || img.platformless && slices.Contains(run, ref):
+			failed = true
 			continue
-		}
-		switch img.wasm {
-		case "only":
+		case img.platformless:
+			continue
+		case img.wasm == "only":
 			img.anywhere = true
-		case "mixed":
+		case img.wasm == "mixed":
 			img.anywhere = shim
 		}
 		known = append(known, img)
 	}
-	return known
+	return known, failed
+}
+
+// containerImages are the images of pod's init containers and containers.
+func containerImages(pod *v1.Pod) []string {
+	var refs []string
+	for _, container := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		refs = append(refs, container.Image)
+	}
+	return refs
+}
+
+// ImageVolumes are the references of pod's image volumes (an empty one is no image).
+func ImageVolumes(pod *v1.Pod) []string {
+	var refs []string
+	for _, volume := range pod.Spec.Volumes {
+		if volume.Image != nil && volume.Image.Reference != "" {
+			refs = append(refs, volume.Image.Reference)
+		}
+	}
+	return refs
 }
 
 // RunsImage says whether node runs the catalog image ref (registry.Ref form): what an injected
 // sidecar needs.
 func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
-	name := strings.TrimPrefix(ref, reg.Addr+"/")
-	platforms := reg.Catalog[name].Platforms
-	return runs(image{ref: ref, platforms: platforms, anywhere: webAssembly(name, platforms) == "only"}, node, false)
+	img := catalogImage(reg, strings.TrimPrefix(ref, reg.Addr+"/"))
+	img.anywhere = img.wasm == "only"
+	return runs(img, node, false)
 }

@@ -111,6 +111,16 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 			counts["readNodes"]++
 		}
 		known := c.known()
+		if len(ImageVolumes(c.Template)) > 0 {
+			counts["with an image volume"]++
+		}
+		run := containerImages(c.Template)
+		if slices.ContainsFunc(ImageVolumes(c.Template), func(ref string) bool { return c.images[ref].platformless && !slices.Contains(run, ref) }) {
+			counts["with a platform-less artifact volume"]++
+		}
+		if slices.ContainsFunc(run, func(ref string) bool { return c.images[ref].platformless }) {
+			counts["a container runs an artifact"]++
+		}
 		if slices.ContainsFunc(known, func(img image) bool { return img.wasm != "" }) {
 			counts["with a WebAssembly image"]++
 		}
