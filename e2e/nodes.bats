@@ -103,7 +103,7 @@ evaluate() {
   pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$R'/multi:1.0"}],"volumes":[{"name":"plugins","image":{"reference":"'$R'/amd64-only:1.0"}}]}'
   evaluate
   [ "$(allowed)" = false ]
-  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64), which its images have no build for: volume \"plugins\" image \"$R/amd64-only:1.0\" runs only on linux/amd64. Its image volumes hold no build for that node's platform" ]
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"arm-2\" (linux/arm64), which its images have no build for: volume \"plugins\" image \"$R/amd64-only:1.0\" runs only on linux/amd64. The kubelet cannot mount them there: use images with a build for that platform (an index), or list them in imagePlatforms" ]
 }
 
 @test "a Pod bound to a fitting node is accepted unchanged; without readNodes no Node is read" {

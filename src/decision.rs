@@ -487,7 +487,7 @@ fn decide_bound(
             format!("{PREFIX}: the {subject} is bound to node {name:?} ({placed}), which its images have no build for: "),
             lacking.join("; "),
             if !containers_lack {
-                ". Its image volumes hold no build for that node's platform".to_string()
+                ". The kubelet cannot mount them there: use images with a build for that platform (an index), or list them in imagePlatforms".to_string()
             } else if build.is_some() {
                 ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()
             } else {
@@ -509,9 +509,10 @@ fn constraining(known: Vec<&ImagePlatforms>, webassembly_runtime: bool) -> Vec<&
         .collect()
 }
 
-/// Steps 3 and 4: the images whose platforms are known (platform-less artifacts left out), and
-/// those whose lookup failed (as `message::named` names them), after the failures were handled per `onLookupFailure`
-/// (warnings added to `warnings`); the error is the outcome when they decide it.
+/// Steps 3 and 4: the images whose platforms are known (platform-less artifacts left out),
+/// and those whose lookup failed (as `message::named` names them), after the failures were
+/// handled per `onLookupFailure` (warnings added to `warnings`); the error is the outcome when
+/// they decide it.
 fn known_images<'a>(
     resolved: &'a [ImagePlatforms],
     subject: &str,

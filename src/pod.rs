@@ -1,6 +1,8 @@
 //! Reading what the policy needs from a Pod (or a Pod template) in its raw JSON form: which Pods
 //! to leave alone, which OS counts, which images it runs, its required terms.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
 use crate::platform::{BETA_OS_LABEL, OS_LABEL};
@@ -98,10 +100,12 @@ pub struct PodImage<'a> {
 pub fn images(pod: &Value) -> Vec<PodImage<'_>> {
     let spec = &pod["spec"];
     let mut images: Vec<PodImage> = Vec::new();
+    // The references taken so far: a Pod author's many thousand cost a set lookup each.
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for list in ["initContainers", "containers", "ephemeralContainers"] {
         for container in spec[list].as_array().map(Vec::as_slice).unwrap_or_default() {
             if let Some(reference) = container["image"].as_str() {
-                if !images.iter().any(|image| image.reference == reference) {
+                if seen.insert(reference) {
                     images.push(PodImage {
                         reference,
                         volume: None,
@@ -115,15 +119,15 @@ pub fn images(pod: &Value) -> Vec<PodImage<'_>> {
         .map(Vec::as_slice)
         .unwrap_or_default()
     {
-        // The API server requires a Pod's image volume to name a reference (a template's may
-        // leave it to be filled in): an empty one is no image, as for containers.
+        // The API server refuses an image volume without a reference (a container's empty
+        // image is looked up, and fails, as the kubelet would): an empty one is skipped.
         let Some(reference) = volume["image"]["reference"]
             .as_str()
             .filter(|reference| !reference.is_empty())
         else {
             continue;
         };
-        if !images.iter().any(|image| image.reference == reference) {
+        if seen.insert(reference) {
             images.push(PodImage {
                 reference,
                 volume: Some(volume["name"].as_str().unwrap_or_default()),

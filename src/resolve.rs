@@ -53,9 +53,9 @@ pub struct Builds {
     pub left_out: Vec<String>,
     pub webassembly: bool,
     /// An artifact with no platform, read for image volumes only: a single manifest whose
-    /// artifact type (`artifactType`, else its config's media type) is no container image
-    /// config's (`IMAGE_CONFIG_MEDIA_TYPES`) nor WebAssembly's. The kubelet mounts its content on
-    /// a node of any platform.
+    /// config's media type is no container image config's (`IMAGE_CONFIG_MEDIA_TYPES`) nor
+    /// WebAssembly's (its `artifactType`, else that media type, names it), or whose image config
+    /// names no platform. The kubelet mounts its content on a node of any platform.
     pub platformless: bool,
 }
 
@@ -69,66 +69,54 @@ pub const MAX_INDEX_DEPTH: usize = 3;
 /// Resolves every image (unique references, in the order given) to its platforms, with one
 /// lookup per distinct canonical reference (and per index it nests: no `repository@digest` is
 /// fetched twice in one evaluation). A reference that only image volumes name may be an artifact
-/// with no platform; one that a container runs (in any spelling) must be a container image.
+/// with no platform; the containers' images come first (`pod::images`), so a volume that names a
+/// container's image, in any spelling, gets the container's answer.
 pub fn resolve_images(
     images: &[PodImage],
     settings: &Settings,
     registry: &mut dyn Registry,
 ) -> Vec<ImagePlatforms> {
-    // Each reference parsed, with what is sent to the host (after registry mirrors).
-    let parsed: Vec<Result<(ImageRef, ImageRef), String>> = images
-        .iter()
-        .map(|image| {
-            let reference = ImageRef::parse(image.reference)
-                .map_err(|reason| format!("invalid image reference: {reason}"))?;
-            let lookup = match settings.registry_mirrors.get(&reference.registry) {
-                Some(mirror) => reference.mirrored(mirror),
-                None => reference.clone(),
-            };
-            Ok((reference, lookup))
-        })
-        .collect();
-    // Sorted: a Pod author's thousand references cost a binary search each.
-    let mut run_by_a_container: Vec<String> = images
-        .iter()
-        .zip(&parsed)
-        .filter(|(image, _)| image.volume.is_none())
-        .filter_map(|(_, parsed)| Some(parsed.as_ref().ok()?.1.to_string()))
-        .collect();
-    run_by_a_container.sort_unstable();
     let mut by_lookup: BTreeMap<String, Found> = BTreeMap::new();
     let mut lookups = Lookups {
         registry,
         manifests: Vec::new(),
     };
     let mut resolved: Vec<ImagePlatforms> = Vec::with_capacity(images.len());
-    for (image, parsed) in images.iter().zip(parsed) {
+    for image in images {
         let written = image.reference;
-        let found = parsed.and_then(|(reference, lookup)| {
-            let canonical = reference.to_string();
-            if let Some(architectures) = settings.configured_architectures(written, &canonical) {
-                return Ok(Builds {
-                    platforms: architectures.into_iter().map(Platform::any_os).collect(),
-                    ..Builds::default()
-                });
-            }
-            let name = lookup.to_string();
-            let container = run_by_a_container.binary_search(&name).is_ok();
-            by_lookup
-                .entry(name)
-                .or_insert_with_key(|name| {
-                    lookups.image(name, &lookup, container).map_err(|reason| {
-                        if name.as_str() == written {
-                            reason
-                        } else {
-                            // The name first: error chains end with their root cause, which
-                            // messages keep when they are cut.
-                            format!("as {name}: {reason}")
-                        }
+        let found = match ImageRef::parse(written) {
+            Err(reason) => Err(format!("invalid image reference: {reason}")),
+            Ok(reference) => {
+                let canonical = reference.to_string();
+                if let Some(architectures) = settings.configured_architectures(written, &canonical)
+                {
+                    Ok(Builds {
+                        platforms: architectures.into_iter().map(Platform::any_os).collect(),
+                        ..Builds::default()
                     })
-                })
-                .clone()
-        });
+                } else {
+                    let lookup = match settings.registry_mirrors.get(&reference.registry) {
+                        Some(mirror) => reference.mirrored(mirror),
+                        None => reference,
+                    };
+                    let container = image.volume.is_none();
+                    by_lookup
+                        .entry(lookup.to_string())
+                        .or_insert_with_key(|name| {
+                            lookups.image(name, &lookup, container).map_err(|reason| {
+                                if name.as_str() == written {
+                                    reason
+                                } else {
+                                    // The name first: error chains end with their root cause,
+                                    // which messages keep when they are cut.
+                                    format!("as {name}: {reason}")
+                                }
+                            })
+                        })
+                        .clone()
+                }
+            }
+        };
         let volume = image.volume.map(str::to_string);
         resolved.push(match found {
             Ok(builds) => ImagePlatforms {
@@ -210,7 +198,16 @@ impl Lookups<'_> {
                     .registry
                     .manifest_and_config(name)
                     .map_err(host_error)?;
-                builds_from_config(&raw, artifact.as_deref())
+                let builds = builds_from_config(&raw, artifact.as_deref());
+                // An image config that names no platform (`{}`, as `oras push` writes one)
+                // holds data only an image volume mounts: it runs nowhere, and mounts anywhere.
+                match builds {
+                    Err(_) if !container && config_names_no_platform(&raw) => Ok(Builds {
+                        platformless: true,
+                        ..Builds::default()
+                    }),
+                    builds => builds,
+                }
             }
         }
     }
@@ -524,6 +521,21 @@ pub fn builds_from_config(raw: &[u8], artifact: Option<&str>) -> Found {
             None => "the image config names no runnable architecture".to_string(),
         }),
     }
+}
+
+/// Whether the host's `oci_manifest_config` answer is one whose config names no platform (no
+/// architecture, or an `unknown` one), as opposed to one that names a platform no node runs.
+fn config_names_no_platform(raw: &[u8]) -> bool {
+    serde_json::from_slice::<RawManifestAndConfig>(raw).is_ok_and(|answer| {
+        matches!(
+            platform::declared(
+                answer.config.os.as_deref(),
+                answer.config.architecture.as_deref(),
+                answer.config.os_version.as_deref(),
+            ),
+            Declared::NotAnImage
+        )
+    })
 }
 
 /// The host's error text, without the waPC prefix and the host's callback wrapper (so that a

@@ -32,8 +32,11 @@ use Shape::{Fields, List, Whole};
 
 const CONTAINERS: Shape = List(&Fields(&[("image", Whole)]));
 
-/// Image volumes: a volume's name and its `image` (reference, pull policy).
-const VOLUMES: Shape = List(&Fields(&[("name", Whole), ("image", Whole)]));
+/// Image volumes: a volume's name and its image's reference.
+const VOLUMES: Shape = List(&Fields(&[
+    ("name", Whole),
+    ("image", Fields(&[("reference", Whole)])),
+]));
 
 const METADATA: Shape = Fields(&[
     ("annotations", Whole),
@@ -332,7 +335,7 @@ mod tests {
             sparse.view,
             json!({"metadata": {"labels": {"a": "b"}},
                    "spec": {"containers": [{"image": "nginx"}, "junk"],
-                            "volumes": [{"name": "v"}, {"name": "m", "image": {"reference": "r", "pullPolicy": "Always"}}],
+                            "volumes": [{"name": "v"}, {"name": "m", "image": {"reference": "r"}}],
                             "tolerations": [{"key": "k"}], "os": null}})
         );
     }

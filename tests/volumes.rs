@@ -34,6 +34,15 @@ fn registry() -> FixtureRegistry {
         // What the host answers: the empty config names no platform.
         Some(&json!({})),
     );
+    // Data pushed as an image whose image config names no platform (`oras push` with a config
+    // `{}` of the image config type).
+    registry.artifact(
+        "ghcr.io/org/data-image:1",
+        &json!({"schemaVersion": 2, "mediaType": OCI_MANIFEST,
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": DIGEST, "size": 2},
+            "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": DIGEST, "size": 2048}]}),
+        Some(&json!({})),
+    );
     registry
 }
 
@@ -307,7 +316,7 @@ fn a_bound_pod_is_checked_against_its_node_with_its_volumes() {
     assert_eq!(
         r.rejection(),
         "image-arch-affinity: the Pod is bound to node \"arm-1\" (linux/arm64), which its images have no build for: \
-         volume \"plugins\" image \"ghcr.io/org/amd64-only:1\" runs only on linux/amd64. Its image volumes hold no build for that node's platform"
+         volume \"plugins\" image \"ghcr.io/org/amd64-only:1\" runs only on linux/amd64. The kubelet cannot mount them there: use images with a build for that platform (an index), or list them in imagePlatforms"
     );
     let mut on_amd = bound.clone();
     on_amd["spec"]["nodeName"] = json!("amd-1");
@@ -400,4 +409,75 @@ fn a_platform_less_artifact_is_decided_as_if_the_volume_were_not_there() {
              it is pinned as if they ran on amd64 (setting fallbackArchitectures)"
         )
     );
+}
+
+#[test]
+fn an_image_config_that_names_no_platform_is_platform_less_in_a_volume_only() {
+    let r = run_volumes(
+        &["ghcr.io/org/amd64-only:1"],
+        &[("data", "ghcr.io/org/data-image:1")],
+        json!({"onLookupFailure": "reject"}),
+    );
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert!(r.decision.warnings.is_empty());
+    // Its config is read (the manifest is an image's) to know it names no platform.
+    assert_eq!(
+        r.calls,
+        [
+            "v1/oci_manifest ghcr.io/org/amd64-only:1",
+            "v1/oci_manifest ghcr.io/org/data-image:1",
+            "v1/oci_manifest_config ghcr.io/org/data-image:1",
+        ]
+    );
+    // A container running it: the lookup failure it always was.
+    let r = run_volumes(
+        &["ghcr.io/org/data-image:1"],
+        &[("data", "ghcr.io/org/data-image:1")],
+        json!({"onLookupFailure": "reject"}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot tell which architectures the Pod's images run on: image \"ghcr.io/org/data-image:1\": \
+         the image config names no runnable architecture (setting onLookupFailure: reject)"
+    );
+}
+
+#[test]
+fn a_volume_spelled_otherwise_than_a_container_image_of_the_same_lookup_is_a_container_image() {
+    // The container names the artifact through the mirror's own host, the volume by its
+    // registry: one lookup (the mirror's), and a container runs it, so it is no platform-less
+    // artifact but a failed lookup.
+    let settings_json = json!({"registryMirrors": {"r.example.com": "ghcr.io/org"},
+        "onLookupFailure": "reject"});
+    let r = run_volumes(
+        &["multi:1", "ghcr.io/org/dataset:1"],
+        &[("data", "r.example.com/dataset:1")],
+        settings_json,
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot tell which architectures the Pod's images run on: image \"ghcr.io/org/dataset:1\": \
+         the manifest is an artifact of type \"application/vnd.example.dataset.v1\", not a container image; \
+         volume \"data\" image \"r.example.com/dataset:1\": the manifest is an artifact of type \
+         \"application/vnd.example.dataset.v1\", not a container image (setting onLookupFailure: reject)"
+    );
+    assert_eq!(
+        r.calls,
+        [
+            "v1/oci_manifest docker.io/library/multi:1",
+            "v1/oci_manifest ghcr.io/org/dataset:1",
+            "v1/oci_manifest_config ghcr.io/org/dataset:1",
+        ]
+    );
+}
+
+#[test]
+fn image_platforms_name_an_image_volume_s_architectures_without_a_lookup() {
+    let r = run_volumes(
+        &["multi:1"],
+        &[("legacy", "registry.example.com/legacy/tools:3")],
+        json!({"imagePlatforms": [{"image": "registry.example.com/legacy/*", "architectures": ["arm64"]}]}),
+    );
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
 }
