@@ -8,11 +8,10 @@
 #   workflows' run: scripts);
 # - actionlint ACTIONLINT_VERSION (make lint: the GitHub workflows), built with `go install` from
 #   its Go module into .tools/bin/ (needs Go);
-# - Kubewarden's kwctl and policy-server >= 1.35, when they can be had, in the project-local,
-#   git-ignored .tools/bin/: the ones on PATH when new enough (symlinked), else kwctl from
-#   Kubewarden's release KUBEWARDEN_VERSION (default 1.35.0), checked against the SHA-256 digest
-#   GitHub publishes for it (policy-server is released only as a container image: PATH only).
-#   Neither is ever built from source. Without them the e2e suites run on the embedded host
+# - Kubewarden's kwctl and policy-server >= 1.35, when they are on PATH and new enough, linked
+#   into the project-local, git-ignored .tools/bin/ (GitHub's CI puts them there: kwctl by
+#   Kubewarden's installer, policy-server out of its signed image; docs/release.md). Nothing
+#   prebuilt is downloaded here, and neither is built. Without them the e2e suites run on the embedded host
 #   (`make host`) and the suites that need a Kubewarden tool are skipped, each saying so: this
 #   script says it in one line and succeeds.
 # 1.35 is the first release that enforces host-capability grants and reads `hostCapabilities` from
@@ -23,7 +22,6 @@ cd "$(dirname "$0")/.."
 MIN_VERSION=1.35.0
 # actionlint's newest release on the Go module proxy when pinned; `make lint` runs it.
 ACTIONLINT_VERSION=1.7.12
-KUBEWARDEN_VERSION=${KUBEWARDEN_VERSION:-1.35.0}
 TOOLS=.tools/bin
 
 log() { echo "install-deps: $*" >&2; }
@@ -86,46 +84,13 @@ from_path() {
   log "$1 from PATH"
 }
 
-# kwctl_from_release: kwctl of Kubewarden's release KUBEWARDEN_VERSION from
-# github.com/kubewarden/kubewarden-controller (a monorepo since 1.32): the release asset
-# kwctl-<os>-<arch>.zip (it holds kwctl-<os>-<arch> and its Sigstore bundle), checked against the
-# SHA-256 digest GitHub publishes for that asset in the release's API answer before anything is
-# unpacked. Fails fast where GitHub cannot be reached.
-kwctl_from_release() {
-  local os arch tmp base api digest repo=kubewarden/kubewarden-controller tag="v$KUBEWARDEN_VERSION"
-  case "$(uname -s)" in
-    Linux) os=linux ;;
-    Darwin) os=darwin ;;
-    *) return 1 ;;
-  esac
-  case "$(uname -m)" in
-    x86_64 | amd64) arch=x86_64 ;;
-    aarch64 | arm64) arch=aarch64 ;;
-    *) return 1 ;;
-  esac
-  tmp=$(mktemp -d)
-  # shellcheck disable=SC2064
-  trap "rm -rf '$tmp'" RETURN
-  base="kwctl-$os-$arch"
-  api=$(curl -fsSL --connect-timeout 5 --max-time 30 "https://api.github.com/repos/$repo/releases/tags/$tag" 2>/dev/null) || return 1
-  digest=$(echo "$api" | jq -r --arg n "$base.zip" '.assets[] | select(.name == $n) | .digest // empty')
-  [[ "$digest" == sha256:* ]] || { log "release $tag publishes no sha256 digest for $base.zip"; return 1; }
-  log "downloading $base.zip of $repo $tag"
-  curl -fsSL --retry 3 --connect-timeout 5 -o "$tmp/$base.zip" "https://github.com/$repo/releases/download/$tag/$base.zip" || return 1
-  echo "${digest#sha256:}  $tmp/$base.zip" | sha256sum -c --quiet - || { log "checksum mismatch for $base.zip"; return 1; }
-  unzip -q -o "$tmp/$base.zip" -d "$tmp/kwctl"
-  rm -f "$TOOLS/kwctl"
-  install -m 0755 "$tmp/kwctl/$base" "$TOOLS/kwctl"
-  log "kwctl $KUBEWARDEN_VERSION from Kubewarden's release $tag"
-}
-
 mkdir -p "$TOOLS"
 if [ "$("$TOOLS/actionlint" -version 2>/dev/null | head -n 1)" != "v$ACTIONLINT_VERSION" ]; then
   command -v go >/dev/null 2>&1 || { log "actionlint needs Go to be built: install Go"; exit 1; }
   GOBIN="$PWD/$TOOLS" go install "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
   log "actionlint $ACTIONLINT_VERSION built from its Go module"
 fi
-tool_ok kwctl || from_path kwctl || kwctl_from_release || rm -f "$TOOLS/kwctl"
+tool_ok kwctl || from_path kwctl || rm -f "$TOOLS/kwctl"
 tool_ok policy-server || from_path policy-server || rm -f "$TOOLS/policy-server"
 missing=()
 for tool in kwctl policy-server; do
@@ -136,5 +101,5 @@ for tool in kwctl policy-server; do
   fi
 done
 if ((${#missing[@]})); then
-  log "${missing[*]} >= $MIN_VERSION not installed (not on PATH$([[ " ${missing[*]} " == *" kwctl "* ]] && echo ", Kubewarden's release unreachable")): the e2e suites run on the embedded host, the suites that need ${missing[*]} are skipped"
+  log "${missing[*]} >= $MIN_VERSION not installed (not on PATH): the e2e suites run on the embedded host, the suites that need ${missing[*]} are skipped"
 fi
