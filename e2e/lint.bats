@@ -68,7 +68,7 @@ cargo clippy --workspace --all-targets -- -D warnings' ]
 @test "every Kubewarden action that installs kwctl verifies the identity its kwctl version was signed with" {
   run make -s check-kubewarden-pins
   [ "$status" -eq 0 ]
-  [ "$output" = "check-kubewarden-pins: 4 Kubewarden actions installing kwctl and 1 policy-server image, each verified against the identity its version was signed with" ]
+  [ "$output" = "check-kubewarden-pins: 5 Kubewarden actions installing kwctl and 1 policy-server image, each verified against the identity its version was signed with" ]
   copy_workflows
   cp scripts/check-kubewarden-pins.sh "$COPY/scripts/"
   check_copy() { run bash "$COPY/scripts/check-kubewarden-pins.sh"; echo "$output"; }
