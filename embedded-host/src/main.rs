@@ -10,6 +10,7 @@ mod capabilities;
 mod cluster;
 mod evaluation;
 mod policy;
+mod push;
 mod registry;
 mod serve;
 mod session;
@@ -40,6 +41,26 @@ enum Cli {
     /// Evaluates requests read from stdin, one JSON line each, with the module compiled once
     /// (the Go test harness's adapter: k8s-judge/)
     Serve(Serve),
+    /// Pushes a module to an OCI registry as `kwctl push` does (the release's dry run where kwctl
+    /// is not installed: scripts/release.sh)
+    Push(Push),
+}
+
+#[derive(Args)]
+struct Push {
+    /// kwctl's sources.yml (`insecure_sources`: registries spoken to over plain HTTP)
+    #[arg(long = "sources-path")]
+    sources_path: Option<PathBuf>,
+    /// Push a module that is not annotated (without annotations)
+    #[arg(short = 'f', long = "force")]
+    force: bool,
+    /// `json`: print `{"immutable_ref":...}`
+    #[arg(short = 'o', long = "output")]
+    output: Option<String>,
+    /// The module
+    policy: PathBuf,
+    /// Where: `registry://REGISTRY/REPOSITORY:TAG`
+    uri: String,
 }
 
 /// What `run` and `serve` share: the policy and how its host calls are answered.
@@ -173,6 +194,19 @@ fn run(run: Run) -> Result<()> {
 fn main() -> Result<()> {
     match Cli::parse() {
         Cli::Run(args) => run(args),
+        Cli::Push(args) => {
+            let pushed = push::push(
+                &args.policy,
+                &args.uri,
+                args.sources_path.as_deref(),
+                args.force,
+            )?;
+            match args.output.as_deref() {
+                Some("json") => print!("{}", serde_json::json!({ "immutable_ref": pushed })),
+                _ => println!("Policy successfully pushed: {pushed}"),
+            }
+            Ok(())
+        }
         Cli::Serve(args) => {
             let policy = args.common.policy()?;
             let host = args.common.host(&policy, Session::Live(None))?;

@@ -25,6 +25,16 @@ struct Sources {
     insecure_sources: HashSet<String>,
 }
 
+/// The registries of `insecure_sources` in kwctl's sources.yml at `sources` (none without one).
+pub fn insecure_sources(sources: Option<&Path>) -> Result<HashSet<String>> {
+    let sources: Sources = match sources {
+        Some(path) => serde_yaml::from_str(&std::fs::read_to_string(path)?)
+            .map_err(|e| anyhow!("Cannot parse sources file {path:?}: {e}"))?,
+        None => Sources::default(),
+    };
+    Ok(sources.insecure_sources)
+}
+
 pub struct Registry {
     insecure: HashSet<String>,
     runtime: tokio::runtime::Runtime,
@@ -68,14 +78,10 @@ struct ManifestAndConfig {
 
 impl Registry {
     pub fn new(sources: Option<&Path>) -> Result<Registry> {
-        let sources: Sources = match sources {
-            Some(path) => serde_yaml::from_str(&std::fs::read_to_string(path)?)
-                .map_err(|e| anyhow!("Cannot parse sources file {path:?}: {e}"))?,
-            None => Sources::default(),
-        };
+        let insecure = insecure_sources(sources)?;
         let _ = rustls::crypto::ring::default_provider().install_default();
         Ok(Registry {
-            insecure: sources.insecure_sources,
+            insecure,
             runtime: tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?,
