@@ -6,8 +6,9 @@
 # - Debian packages: docker-registry (the local OCI registry of the e2e tests), bats, jq, wrk
 #   (policy-server load runs), curl, unzip, shellcheck (make lint: actionlint runs it on the
 #   workflows' run: scripts);
-# - actionlint ACTIONLINT_VERSION (make lint: the GitHub workflows), built with `go install` from
-#   its Go module into .tools/bin/ (needs Go);
+# - actionlint ACTIONLINT_VERSION (make lint: the GitHub workflows), cosign COSIGN_VERSION and
+#   syft SYFT_VERSION (e2e/release.bats, the release's dry run), built with `go install` from
+#   their Go modules into .tools/bin/ (needs Go);
 # - Kubewarden's kwctl and policy-server >= 1.35, when they are on PATH and new enough, linked
 #   into the project-local, git-ignored .tools/bin/ (GitHub's CI puts them there: kwctl by
 #   Kubewarden's installer, policy-server out of its signed image; docs/release.md). Nothing
@@ -23,6 +24,10 @@ MIN_VERSION=1.35.0
 # actionlint's newest release on the Go module proxy when pinned; `make lint` runs it.
 ACTIONLINT_VERSION=1.7.12
 TOOLS=.tools/bin
+# What .github/workflows/release.yml installs (sigstore/cosign-installer's cosign-release,
+# Kubewarden's syft-installer's version): scripts/check-kubewarden-pins.sh checks they agree.
+COSIGN_VERSION=v3.1.3
+SYFT_VERSION=v1.57.1
 
 log() { echo "install-deps: $*" >&2; }
 
@@ -90,6 +95,18 @@ if [ "$("$TOOLS/actionlint" -version 2>/dev/null | head -n 1)" != "v$ACTIONLINT_
   GOBIN="$PWD/$TOOLS" go install "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
   log "actionlint $ACTIONLINT_VERSION built from its Go module"
 fi
+# cosign and syft for the release's dry run (e2e/release.bats: sign with a throwaway key, verify,
+# the SBOM), the versions the release workflow installs, built from their Go modules (about 5
+# minutes each on 2 cores, once): the module version recorded in the binary says which is built.
+go_tool() {
+  local name=$1 package=$2 version=$3
+  if [ "$(go version -m "$TOOLS/$name" 2>/dev/null | awk '$1 == "mod" { print $3 }')" != "$version" ]; then
+    GOBIN="$PWD/$TOOLS" go install -ldflags="-s -w" "$package@$version"
+    log "$name $version built from its Go module"
+  fi
+}
+go_tool cosign github.com/sigstore/cosign/v3/cmd/cosign "$COSIGN_VERSION"
+go_tool syft github.com/anchore/syft/cmd/syft "$SYFT_VERSION"
 tool_ok kwctl || from_path kwctl || rm -f "$TOOLS/kwctl"
 tool_ok policy-server || from_path policy-server || rm -f "$TOOLS/policy-server"
 missing=()
