@@ -224,14 +224,35 @@ impl Schedulable {
         autoscaled: &Architectures,
         nodes: Option<Vec<Node>>,
     ) -> Schedulable {
-        let mut note = format!(
-            "setting readNodes: {os} Nodes found of {}",
-            if found.is_empty() {
-                "no architecture".to_string()
-            } else {
+        Schedulable::read_part(os, found, autoscaled, nodes, &Unread::None)
+    }
+
+    /// As `read`, but the Nodes of `unread` were not listed: when none was found, the note says
+    /// which were not read rather than "no Node".
+    fn read_part(
+        os: &str,
+        found: &Architectures,
+        autoscaled: &Architectures,
+        nodes: Option<Vec<Node>>,
+        unread: &Unread,
+    ) -> Schedulable {
+        let mut note = match (found.is_empty(), unread) {
+            (false, _) => format!(
+                "setting readNodes: {os} Nodes found of {}",
                 platform::join(found, ", ")
+            ),
+            (true, Unread::None) => format!("setting readNodes: no {os} Node found"),
+            (true, Unread::Of(unread)) => {
+                let unread = platform::join(unread, ", ");
+                format!(
+                    "setting readNodes: no {os} Node found outside {unread}; those of {unread} were not read"
+                )
             }
-        );
+            (true, Unread::Outside(read)) => format!(
+                "setting readNodes: no {os} Node found of {}; the others were not read",
+                platform::join(read, ", ")
+            ),
+        };
         if !autoscaled.is_empty() {
             note.push_str(&format!(
                 "; autoscaledArchitectures: {}",
@@ -245,6 +266,15 @@ impl Schedulable {
             nodes,
         }
     }
+}
+
+/// Which Nodes of the OS a decision was made without reading.
+enum Unread {
+    None,
+    /// Those of these architectures.
+    Of(Architectures),
+    /// Those outside these architectures (these were read).
+    Outside(Architectures),
 }
 
 /// The architectures of Nodes. A value that is no label value (`status.nodeInfo` is free text)
@@ -348,7 +378,16 @@ pub fn decide_from_nodes<T: PartialEq>(
                     same &= answer == first;
                 }
                 if same {
-                    return Ok(first);
+                    // Decided without the second list: the answer again, its note saying what
+                    // was read (the first hypothesis adds nothing to a non-empty `found`).
+                    let unread = if inside_first {
+                        Unread::Outside(named.clone())
+                    } else {
+                        Unread::Of(named.clone())
+                    };
+                    let mut read = Schedulable::read_part(os, &found, autoscaled, None, &unread);
+                    read.architectures.extend(possible[0].iter().cloned());
+                    return Ok(decide(&read));
                 }
             }
         }

@@ -565,3 +565,49 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
         Some(r#"{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"node.kubernetes.io/windows-build","operator":"In","values":["10.0.20348"]}]}]}}"#.to_string())
     );
 }
+
+#[test]
+fn a_refusal_says_which_nodes_were_read_and_that_none_of_the_pods_os_was_found() {
+    // Windows Nodes only. The Linux Pod asks for arm (32-bit), which its image runs on beside
+    // amd64: the Nodes outside amd64 are read (none, so none of arm) and decide; those of amd64
+    // are not read, and the refusal says so rather than naming Nodes it never saw.
+    let mut cluster = FixtureCluster::of(vec![node("win-1", "windows", "amd64")]);
+    let r = node_aware(
+        &mut cluster,
+        &pod(
+            &["ghcr.io/org/amd64-armv7:1"],
+            json!({"nodeSelector": {"kubernetes.io/arch": "arm"}}),
+        ),
+        json!({}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=arm asks for arm nodes, but the \
+         cluster has none (setting readNodes: no linux Node found outside amd64; those of amd64 were not \
+         read); of those, its images run on: amd64"
+    );
+    assert_eq!(
+        cluster.calls,
+        [list(
+            "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"
+        )]
+    );
+    // Both lists read, no Linux Node, an amd64 pool: "no linux Node found".
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["ghcr.io/org/arm64-only:1"], json!({})),
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["amd64"]}]}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+         (setting readNodes: no linux Node found; autoscaledArchitectures: amd64)"
+    );
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)")
+        ]
+    );
+}

@@ -133,6 +133,17 @@ impl FixtureRegistry {
             "ghcr.io/org/amd64-only:1",
             &index(OCI_INDEX, &[entry("linux", "amd64", None)]),
         );
+        // amd64 and 32-bit arm, which no label selector of the policy names.
+        registry.index(
+            "ghcr.io/org/amd64-armv7:1",
+            &index(
+                OCI_INDEX,
+                &[
+                    entry("linux", "amd64", None),
+                    entry("linux", "arm", Some("v7")),
+                ],
+            ),
+        );
         registry.single(
             "ghcr.io/org/arm64-only:1",
             &config("linux", "arm64", Some("v8")),
