@@ -70,8 +70,8 @@ e2e-tests: policy.wasm host
 	cargo build -q -p registry-fixtures --bins
 	KWCTL="$(KWCTL)" POLICY_SERVER="$(POLICY_SERVER)" bash scripts/e2e.sh
 
-# Kubernetes' own code judges the policy (k8s-judge/README.md): gofmt and go vet, the oracles'
-# table tests, and the property over RAPID_CHECKS (default 10^4) cases on the embedded host, then
+# Kubernetes' own code judges the policy (k8s-judge/README.md): gofmt and go vet, the table tests
+# (the oracles, the typed settings, the webhook adapter), and the property over RAPID_CHECKS (default 10^4) cases on the embedded host, then
 # the same cases on kwctl where it is installed (scripts/k8s-test.sh). RAPID_SEED repeats a run.
 k8s-test: policy.wasm host
 	cargo build -q -p registry-fixtures --bins

@@ -31,7 +31,7 @@ go vet ./...
 status=0
 case "$suite" in
   property)
-    go test -count=1 -timeout "$timeout" ./oracle/
+    go test -count=1 -timeout "$timeout" ./oracle/ ./settings/ ./webhook/
     go test -count=1 -timeout "$timeout" ./property/ || status=$?
     if [ "$status" -eq 0 ] && [ -x "$KWCTL" ]; then
       make -s -C .. annotated-policy.wasm KWCTL="$KWCTL"

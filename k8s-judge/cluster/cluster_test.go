@@ -4,7 +4,9 @@
 // docs/node-aware.md's ClusterAdmissionPolicy, served by the test adapter on the embedded host, or
 // by policy-server where installed). Random workloads and Pods are applied through the API; when
 // the scheduler has settled, every bound Pod's Node must run all of its images, every refusal
-// carry the policy's message, and no Pod be left Pending by a pin while a Node could run it.
+// carry the policy's message and be one no Node of the cluster could run (or one the settings
+// decide), no Pod be left Pending by a pin while a Node could run it, no call of the webhook
+// have failed, and the run have created, bound and pinned a stated share of its objects.
 package cluster
 
 import (
@@ -15,6 +17,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -164,13 +167,20 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	waitForWebhook(ctx, t, cp, reg)
 	report.Line("k8s-e2e", "control plane, registry and webhook ready in %v", time.Since(started).Round(time.Second))
 
+	hook := configuration.Webhooks[0].Name
+	failedBefore, err := cp.WebhookFailures(ctx, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	dyn := dynamic.NewForConfigOrDie(cp.Config)
-	count := 200
+	count := defaultObjects
 	if n, err := strconv.Atoi(os.Getenv("K8S_E2E_OBJECTS")); err == nil && n > 0 {
 		count = n
 	}
 	cases := map[string]*property.Case{}
-	refused, volumes := 0, 0
+	var refusals []refusal
+	volumes := 0
 	for i := 0; i < count; i++ {
 		name := fmt.Sprintf("w%03d", i)
 		c := property.Object(reg, nodes(), policy.Spec.Settings, name).Example(int(seed%1_000_000_007) + i)
@@ -182,24 +192,26 @@ func TestPolicyInAControlPlane(t *testing.T) {
 		case err == nil:
 			cases[name] = c
 		case apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err):
-			refused++
-			if !strings.Contains(err.Error(), "image-arch-affinity: ") {
-				t.Errorf("%s %s refused without the policy's message: %v", c.Kind, name, err)
-			}
+			refusals = append(refusals, refusal{name: name, c: c, message: err.Error()})
 		default:
 			t.Fatalf("%s %s: %v", c.Kind, name, err)
 		}
 	}
 	pods := settle(ctx, t, cp, "default")
-	judge(t, cp, cases, pods, refused)
-	report.Line("k8s-e2e", "%s: %d workloads and Pods applied (%d with an image volume), refused %d, settled and judged %v after the start",
-		server.Name(), count, volumes, refused, time.Since(started).Round(time.Second))
+	counts := judge(t, cp, cases, pods)
+	counts.objects = count
+	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &counts)...)
+	judgeRefusals(t, cp, refusals, &counts)
+	webhookErrors(ctx, t, cp, server, hook, failedBefore)
+	counts.assertMinimums(t)
+	report.Line("k8s-e2e", "%s: %d workloads and Pods applied (%d with an image volume), refused at create %d, settled and judged %v after the start",
+		server.Name(), count, volumes, counts.refused-counts.throughControllers, time.Since(started).Round(time.Second))
 
 	t.Run("a sidecar injected after the policy is not seen", func(t *testing.T) {
 		sidecarInjectedAfter(ctx, t, cp, reg, server, policy)
 	})
 	t.Run("the webhook down under failurePolicy Ignore", func(t *testing.T) {
-		webhookDown(ctx, t, cp, reg, server, policy)
+		webhookDown(ctx, t, cp, reg, server, policy, hook)
 	})
 }
 
@@ -279,10 +291,16 @@ func sidecarInjectedAfter(ctx context.Context, t *testing.T, cp *controlplane.Co
 
 // webhookDown: under failurePolicy Ignore, with the policy's server gone, a Pod is created
 // unpinned.
+//
+// The API server counts that call as failed open: what webhookErrors reads is seen to count.
 func webhookDown(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry,
-	server webhook.Server, policy *webhook.ClusterAdmissionPolicy) {
+	server webhook.Server, policy *webhook.ClusterAdmissionPolicy, hook string) {
 	if policy.Spec.FailurePolicy == nil || *policy.Spec.FailurePolicy != admissionregistrationv1.Ignore {
 		t.Fatalf("docs/node-aware.md's policy has failurePolicy %v, not Ignore", policy.Spec.FailurePolicy)
+	}
+	failedBefore, err := cp.WebhookFailures(ctx, hook)
+	if err != nil {
+		t.Fatal(err)
 	}
 	server.Close()
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "while-down"},
@@ -294,7 +312,14 @@ func webhookDown(ctx context.Context, t *testing.T, cp *controlplane.ControlPlan
 	if _, pinned := created.Annotations[pinAnnotation]; pinned || created.Spec.Affinity != nil {
 		t.Fatalf("the Pod created while the webhook was down is pinned: %v %v", created.Annotations, created.Spec.Affinity)
 	}
-	report.Line("k8s-e2e", "webhook down: the arm64-only Pod was created unpinned (annotations %v, no node affinity)", created.Annotations)
+	failed, err := cp.WebhookFailures(ctx, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed-failedBefore != 1 {
+		t.Fatalf("the API server counts %d failed calls of %s for the Pod created while it was down, want 1", failed-failedBefore, hook)
+	}
+	report.Line("k8s-e2e", "webhook down: the arm64-only Pod was created unpinned (annotations %v, no node affinity); the API server counted the call failed open", created.Annotations)
 }
 
 // pinAnnotation records what the policy computed.
@@ -364,7 +389,11 @@ func settle(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, na
 // owner is the name of the object a Pod comes from (app label).
 func owner(pod *v1.Pod) string { return pod.Labels["app"] }
 
-func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*property.Case, pods []v1.Pod, refused int) {
+// judge judges the settled Pods of the created objects: a bound Pod's Node runs all of its
+// images; a Pending Pod has no Node that admits the Pod as it was applied and runs its images.
+// It counts what the minimums are asserted on.
+func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*property.Case, pods []v1.Pod) counts {
+	var n counts
 	byName := map[string]*v1.Node{}
 	list, err := cp.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -374,7 +403,7 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 	for i := range cluster {
 		byName[cluster[i].Name] = &cluster[i]
 	}
-	bound, pending, otherOS := 0, 0, 0
+	n.nodes, n.created, n.pods = len(cluster), len(cases), len(pods)
 	for i := range pods {
 		pod := &pods[i]
 		c, ok := cases[owner(pod)]
@@ -382,11 +411,14 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 			t.Errorf("Pod %s comes from no applied object", pod.Name)
 			continue
 		}
+		if pinned(c.Template, pod) {
+			n.pinned++
+		}
 		if pod.Spec.NodeName != "" {
-			bound++
+			n.bound++
 			node := byName[pod.Spec.NodeName]
 			if node.Labels["kubernetes.io/os"] != c.OS() {
-				otherOS++
+				n.otherOS++
 				continue
 			}
 			if !c.RunsOn(node) {
@@ -394,17 +426,261 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 			}
 			continue
 		}
-		pending++
-		for _, node := range cluster {
-			if admits, _ := oracle.Admits(c.Template, &node); admits && c.RunsOn(&node) {
-				t.Errorf("Pod %s (%s %s) is Pending (%s), but node %s admits the applied Pod and runs all of its images; the Pod: %s",
-					pod.Name, c.Kind, owner(pod), unschedulable(pod), node.Name, affinity(pod))
-				break
+		n.pending++
+		if node := runnable(c, cluster); node != nil {
+			t.Errorf("Pod %s (%s %s) is Pending (%s), but node %s admits the applied Pod and runs all of its images; the Pod: %s",
+				pod.Name, c.Kind, owner(pod), unschedulable(pod), node.Name, affinity(pod))
+		}
+	}
+	report.Line("k8s-e2e", "Nodes %d; objects created %d; Pods %d: bound %d (on a node of another OS than the policy placed them for: %d), pending %d, pinned to architectures by the policy %d",
+		n.nodes, n.created, n.pods, n.bound, n.otherOS, n.pending, n.pinned)
+	return n
+}
+
+// runnable is a Node of the cluster (any OS) that admits c's Pod as it was applied (Kubernetes'
+// matcher and taint filter) and runs all of its images (those the registry has; the catalog
+// says what each runs on), or nil.
+func runnable(c *property.Case, cluster []v1.Node) *v1.Node {
+	for i := range cluster {
+		if admits, _ := oracle.Admits(c.Template, &cluster[i]); admits && c.RunsOn(&cluster[i]) {
+			return &cluster[i]
+		}
+	}
+	return nil
+}
+
+// refusal is an object the API server refused to create, or whose Pods it refused to its
+// controller, with the message.
+type refusal struct {
+	name, message string
+	c             *property.Case
+}
+
+// judgedThroughControllers are the kinds whose every Pod is the object's template as applied:
+// when the API server refuses their Pods to their controller, the object is judged as a refused
+// one. A DaemonSet's Pods each carry a Node's name (they are counted, not judged).
+var judgedThroughControllers = []string{"Deployment", "ReplicaSet", "StatefulSet", "Job", "ReplicationController"}
+
+// refusedPods are the created objects that have no Pod because the API server refused them to
+// their controller with the policy's message (the controller's FailedCreate events): Jobs and
+// ReplicationControllers, which the policy's rules do not send it, and workloads whose template
+// the policy accepted.
+func refusedPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, cases map[string]*property.Case, pods []v1.Pod, n *counts) []refusal {
+	events, err := cp.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withPods := map[string]bool{}
+	for i := range pods {
+		withPods[owner(&pods[i])] = true
+	}
+	refused := map[string]string{}
+	for _, event := range events.Items {
+		// A Deployment's Pods are its ReplicaSet's (<deployment>-<hash>), a CronJob's its Job's.
+		name, _, _ := strings.Cut(event.InvolvedObject.Name, "-")
+		if event.Reason == "FailedCreate" && strings.Contains(event.Message, "image-arch-affinity: ") && cases[name] != nil && !withPods[name] {
+			refused[name] = event.Message
+		}
+	}
+	var out []refusal
+	for name, message := range refused {
+		c := cases[name]
+		if !slices.Contains(judgedThroughControllers, c.Kind) {
+			n.daemonSetRefused++
+			continue
+		}
+		n.throughControllers++
+		out = append(out, refusal{name: name, c: c, message: message})
+	}
+	report.Line("k8s-e2e", "created objects whose Pods the policy refused to their controller: %d judged as refusals, %d DaemonSets (per-Node Pods: not judged)",
+		n.throughControllers, n.daemonSetRefused)
+	return out
+}
+
+// judgeRefusals judges each refused object: it carries the policy's message, and no Node of the
+// cluster (any OS) admits its Pod as applied and runs all of its images. A refusal a Node could
+// run is an over-refusal, a failure, unless the settings or the Pod's own OS decide it; those
+// are counted apart, with their reason.
+func judgeRefusals(t *testing.T, cp *controlplane.ControlPlane, refusals []refusal, n *counts) {
+	list, err := cp.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := map[string]int{}
+	for _, r := range refusals {
+		n.refused++
+		c := r.c
+		if !strings.Contains(r.message, "image-arch-affinity: ") {
+			t.Errorf("%s %s refused without the policy's message: %s", c.Kind, r.name, r.message)
+			continue
+		}
+		reason, node := refusedBecause(c, list.Items)
+		switch {
+		case node == nil:
+			n.judged++
+		case reason != "":
+			decided[reason]++
+		default:
+			t.Errorf("over-refusal: %s %s was refused, but node %s (%s/%s) admits its Pod and runs all of its images: %s\nthe Pod: %s",
+				c.Kind, r.name, node.Name, node.Labels["kubernetes.io/os"], node.Labels["kubernetes.io/arch"], r.message, affinity(c.Template))
+		}
+	}
+	reasons := make([]string, 0, len(decided))
+	for reason, count := range decided {
+		reasons = append(reasons, fmt.Sprintf("%d: %s", count, reason))
+		n.decided += count
+	}
+	sort.Strings(reasons)
+	report.Line("k8s-e2e", "refused %d (%d of them Pods refused to their controller): no Node of the cluster admits the Pod and runs its images %d; decided by settings or the Pod's OS, not by Nodes, %d %v",
+		n.refused, n.throughControllers, n.judged, n.decided, reasons)
+}
+
+// refusedBecause says why c's object may be refused although a Node of the cluster admits its
+// Pod and runs its images (that Node), or "" with such a Node when nothing does (an
+// over-refusal), or nil when no Node admits the Pod and runs its images.
+func refusedBecause(c *property.Case, cluster []v1.Node) (string, *v1.Node) {
+	s := c.Settings
+	if c.LookupFails() && s.OnLookupFailureOrDefault() == "reject" {
+		// An image cannot be looked up: onLookupFailure: reject refuses whatever the Nodes.
+		return "onLookupFailure: reject, and an image cannot be looked up", runnable(c, cluster)
+	}
+	node := runnable(c, cluster)
+	if node == nil {
+		return "", nil
+	}
+	var ofOS, counted []v1.Node
+	for _, candidate := range cluster {
+		if admits, _ := oracle.Admits(c.Template, &candidate); !admits || !c.RunsOn(&candidate) {
+			continue
+		}
+		if candidate.Labels["kubernetes.io/os"] == c.OS() {
+			ofOS = append(ofOS, candidate)
+			if s.ReadNodes || len(s.SchedulableArchitectures) == 0 || slices.Contains(s.SchedulableArchitectures, candidate.Labels["kubernetes.io/arch"]) {
+				counted = append(counted, candidate)
 			}
 		}
 	}
-	report.Line("k8s-e2e", "Nodes %d; objects created %d, refused %d; Pods %d: bound %d (on a node of another OS than the policy placed them for: %d), pending %d",
-		len(cluster), len(cases), refused, len(pods), bound, otherOS, pending)
+	switch {
+	case len(ofOS) == 0 && c.Template.Spec.OS != nil:
+		// The policy places a Pod among the Nodes of its OS; the kubelet of a Node of another
+		// OS refuses a Pod whose spec.os names another.
+		return fmt.Sprintf("spec.os is %s, and only Nodes of another OS run it", c.OS()), node
+	case len(ofOS) == 0 && c.OS() == s.DefaultOS():
+		// The Pod states no OS: the policy places it by defaultOperatingSystem (the operator's
+		// statement), and only Nodes of another OS run it.
+		return fmt.Sprintf("the Pod states no OS, defaultOperatingSystem is %s, and only Nodes of another OS run it", s.DefaultOS()), node
+	case len(ofOS) == 0:
+		// Its nodeSelector or required terms admit Nodes of one OS only.
+		return fmt.Sprintf("its constraints admit Nodes of %s only, and only Nodes of another OS run it", c.OS()), node
+	case len(counted) == 0:
+		// Without readNodes the policy counts schedulableArchitectures, not the Nodes.
+		return fmt.Sprintf("schedulableArchitectures %v leaves out the architectures of the Nodes that run it", s.SchedulableArchitectures), node
+	}
+	return "", &counted[0]
+}
+
+// pinned says whether the policy pinned pod to architectures: its required node affinity or
+// nodeSelector has more kubernetes.io/arch requirements than template (the Pod as applied).
+func pinned(template, pod *v1.Pod) bool {
+	return archRequirements(pod) > archRequirements(template)
+}
+
+func archRequirements(pod *v1.Pod) int {
+	n := 0
+	if _, ok := pod.Spec.NodeSelector["kubernetes.io/arch"]; ok {
+		n++
+	}
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, requirement := range term.MatchExpressions {
+				if requirement.Key == "kubernetes.io/arch" {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// webhookErrors fails the test for every call of the policy's webhook that was not answered with
+// the policy's answer since failedBefore: each error the test adapter recorded (printed), and
+// each call the API server counts as failed (under failurePolicy Ignore the object was then
+// created unpinned, unjudged by the policy), whatever serves the webhook.
+func webhookErrors(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, server webhook.Server, hook string, failedBefore int) {
+	errs := server.Errors()
+	for _, err := range errs {
+		t.Errorf("webhook error (%s): %s", server.Name(), err)
+	}
+	failed, err := cp.WebhookFailures(ctx, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed -= failedBefore; failed != 0 {
+		t.Errorf("the API server counts %d calls of %s that failed (failed open under failurePolicy Ignore: those objects were created without the policy)", failed, hook)
+	}
+	report.Line("k8s-e2e", "webhook errors: %d recorded by %s, %d calls failed by the API server's count", len(errs), server.Name(), failed)
+}
+
+// The minimums a run must reach, so that a run that creates, binds or pins next to nothing (the
+// policy refusing or ignoring all, the scheduler binding nothing) fails. Chosen from four runs
+// of 200 objects (K8S_E2E_SEED 1, 42, 123456789 and 2026), at about half of the lowest share
+// observed: created 102-107 of 200 (51-54%), bound 57/69-66/79 of the Pods (83-88%), pinned
+// 40/73-56/73 (55-77%), refusals judged 91-97. They are asserted when at least minimumsFrom
+// objects are applied (K8S_E2E_OBJECTS): with fewer, a share varies too much from seed to seed,
+// and the run prints that they were not asserted.
+const (
+	defaultObjects = 200
+	minimumsFrom   = 50
+	// minCreated: objects the API server created, of those applied (lowest seen 51%).
+	minCreated = 0.25
+	// minBound: Pods bound to a Node, of the created objects' Pods (lowest seen 83%).
+	minBound = 0.40
+	// minPinned: Pods with an affinity on kubernetes.io/arch the policy added, of the created
+	// objects' Pods (lowest seen 55%).
+	minPinned = 0.25
+	// minJudgedRefusals: refusals judged right because no Node admits and runs the Pod (lowest
+	// seen 91).
+	minJudgedRefusals = 1
+)
+
+// counts are what a run did.
+type counts struct {
+	objects, created, refused, judged, decided   int
+	throughControllers, daemonSetRefused         int
+	nodes, pods, bound, pending, pinned, otherOS int
+}
+
+// assertMinimums fails a vacuous run (see the minimums).
+func (n counts) assertMinimums(t *testing.T) {
+	share := func(part, whole int) float64 {
+		if whole == 0 {
+			return 0
+		}
+		return float64(part) / float64(whole)
+	}
+	checks := []struct {
+		what       string
+		got, want  float64
+		part, over int
+	}{
+		{"objects created", share(n.created, n.objects), minCreated, n.created, n.objects},
+		{"Pods bound", share(n.bound, n.pods), minBound, n.bound, n.pods},
+		{"Pods pinned by the policy", share(n.pinned, n.pods), minPinned, n.pinned, n.pods},
+	}
+	if n.objects < minimumsFrom {
+		report.Line("k8s-e2e", "minimums not asserted: %d objects, fewer than %d", n.objects, minimumsFrom)
+		return
+	}
+	for _, check := range checks {
+		if check.got < check.want {
+			t.Errorf("vacuous run: %s %d of %d (%.0f%%), want at least %.0f%%", check.what, check.part, check.over, 100*check.got, 100*check.want)
+		}
+	}
+	if n.judged < minJudgedRefusals {
+		t.Errorf("vacuous run: %d refusals judged (no Node admits and runs the Pod), want at least %d", n.judged, minJudgedRefusals)
+	}
+	report.Line("k8s-e2e", "minimums met: created %d/%d (min %.0f%%), bound %d/%d (min %.0f%%), pinned %d/%d (min %.0f%%), judged refusals %d (min %d)",
+		n.created, n.objects, 100*minCreated, n.bound, n.pods, 100*minBound, n.pinned, n.pods, 100*minPinned, n.judged, minJudgedRefusals)
 }
 
 // unschedulable is the scheduler's message on a Pending Pod.

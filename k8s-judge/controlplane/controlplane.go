@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -100,4 +102,31 @@ func (c *ControlPlane) CreateNode(ctx context.Context, node v1.Node) error {
 		return fmt.Errorf("node %s taints: %w", node.Name, err)
 	}
 	return nil
+}
+
+// WebhookFailures is how many calls of the webhook name the API server failed (its metrics):
+// failed open (failurePolicy Ignore: the object went on without the webhook's answer:
+// apiserver_admission_webhook_fail_open_count) or refused for the call's error (failurePolicy
+// Fail: apiserver_admission_webhook_rejection_count with an error_type other than no_error). A
+// timeout, a connection refused, an HTTP error status and an answer that is not an
+// AdmissionReview all count; whatever serves the webhook.
+func (c *ControlPlane) WebhookFailures(ctx context.Context, name string) (int, error) {
+	data, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("the API server's metrics: %w", err)
+	}
+	total := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		open := strings.HasPrefix(line, "apiserver_admission_webhook_fail_open_count{")
+		rejected := strings.HasPrefix(line, "apiserver_admission_webhook_rejection_count{") && !strings.Contains(line, `error_type="no_error"`)
+		if !(open || rejected) || !strings.Contains(line, `name="`+name+`"`) {
+			continue
+		}
+		value, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("the API server's metrics: %q: %w", line, err)
+		}
+		total += int(value)
+	}
+	return total, nil
 }

@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/settings"
 )
 
 var (
@@ -38,7 +39,7 @@ var (
 // Case is one (cluster, Pod or workload) pair and the policy's settings.
 type Case struct {
 	Nodes    []v1.Node
-	Settings map[string]any
+	Settings settings.Settings
 	Kind     string
 	// Object is the Pod or workload as the request carries it.
 	Object any
@@ -49,44 +50,17 @@ type Case struct {
 	probes map[string][]v1.Node
 }
 
-func (c *Case) readNodes() bool { return c.Settings["readNodes"] == true }
+func (c *Case) readNodes() bool { return c.Settings.ReadNodes }
 
-func (c *Case) schedulable() []string {
-	list, _ := c.Settings["schedulableArchitectures"].([]string)
-	return list
-}
+func (c *Case) schedulable() []string { return c.Settings.SchedulableArchitectures }
 
-func (c *Case) pools(os string) []string {
-	pools, _ := c.Settings["autoscaledArchitectures"].([]map[string]any)
-	var arches []string
-	for _, pool := range pools {
-		if pool["os"] == os {
-			arches = append(arches, pool["architectures"].([]string)...)
-		}
-	}
-	return arches
-}
+func (c *Case) pools(os string) []string { return c.Settings.Pools(os) }
 
-func (c *Case) defaultOS() string {
-	if os, ok := c.Settings["defaultOperatingSystem"].(string); ok {
-		return os
-	}
-	return "linux"
-}
+func (c *Case) defaultOS() string { return c.Settings.DefaultOS() }
 
-func (c *Case) setting(name, fallback string) string {
-	if value, ok := c.Settings[name].(string); ok {
-		return value
-	}
-	return fallback
-}
+func (c *Case) wasmRuntimeClasses() []string { return c.Settings.WasmRuntimeClasses }
 
-func (c *Case) wasmRuntimeClasses() []string {
-	list, _ := c.Settings["wasmRuntimeClasses"].([]string)
-	return list
-}
-
-func (c *Case) builds() bool { return c.Settings["pinWindowsBuild"] == true }
+func (c *Case) builds() bool { return c.Settings.PinWindowsBuild }
 
 // templateMode is how the policy treats the case's object: "pod", or a workload's "validate" or
 // "mutate".
@@ -95,11 +69,14 @@ func (c *Case) templateMode() string {
 	case "Pod":
 		return "pod"
 	case "DaemonSet":
-		if c.setting("daemonSetTemplates", "validate") == "mutate" {
+		if c.Settings.DaemonSetTemplates == "mutate" {
 			return "mutate"
 		}
 	}
-	return c.setting("workloadTemplates", "validate")
+	if c.Settings.WorkloadTemplates == "mutate" {
+		return "mutate"
+	}
+	return "validate"
 }
 
 func drawNode(t *rapid.T, index int) v1.Node {
@@ -173,13 +150,13 @@ func subset(t *rapid.T, from []string, label string) []string {
 
 // drawSettings draws settings that describe the cluster truthfully: readNodes, or
 // schedulableArchitectures listing its nodes' architectures exactly, or none (any).
-func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) map[string]any {
-	s := map[string]any{}
+func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.Settings {
+	var s settings.Settings
 	switch rapid.SampledFrom([]string{"any", "schedulableArchitectures", "readNodes"}).Draw(t, "architectures from") {
 	case "readNodes":
-		s["readNodes"] = true
+		s.ReadNodes = true
 		if chance(t, "autoscaled", 4) {
-			s["autoscaledArchitectures"] = []map[string]any{{"os": "linux", "architectures": subset(t, nodeArches, "pool")}}
+			s.AutoscaledArchitectures = []settings.AutoscaledPools{{OS: "linux", Architectures: subset(t, nodeArches, "pool")}}
 		}
 	case "schedulableArchitectures":
 		var arches []string
@@ -187,46 +164,42 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) map[strin
 			arches = appendNew(arches, node.Labels[archLabel])
 		}
 		slices.Sort(arches)
-		s["schedulableArchitectures"] = arches
+		s.SchedulableArchitectures = arches
 	}
 	// Settings that name architectures name schedulable ones (the policy refuses others at load).
 	allowed := nodeArches[:2]
-	if list, ok := s["schedulableArchitectures"].([]string); ok {
+	if list := s.SchedulableArchitectures; len(list) > 0 {
 		allowed = list[:min(2, len(list))]
 	}
-	s["onNoCommonArchitecture"] = rapid.SampledFrom([]string{"reject", "reject", "reject", "reject", "accept"}).Draw(t, "onNoCommonArchitecture")
-	lookup := rapid.SampledFrom([]string{"ignoreImage", "ignoreImage", "ignoreImage", "accept", "reject"}).Draw(t, "onLookupFailure")
-	s["onLookupFailure"] = lookup
-	if lookup == "ignoreImage" && chance(t, "fallback", 10) {
-		s["fallbackArchitectures"] = subset(t, allowed, "fallback")
+	s.OnNoCommonArchitecture = rapid.SampledFrom([]string{"reject", "reject", "reject", "reject", "accept"}).Draw(t, "onNoCommonArchitecture")
+	s.OnLookupFailure = rapid.SampledFrom([]string{"ignoreImage", "ignoreImage", "ignoreImage", "accept", "reject"}).Draw(t, "onLookupFailure")
+	if s.OnLookupFailure == "ignoreImage" && chance(t, "fallback", 10) {
+		s.FallbackArchitectures = subset(t, allowed, "fallback")
 	}
 	if chance(t, "imagePlatforms", 4) {
-		s["imagePlatforms"] = []map[string]any{{"image": reg.Addr + "/legacy/*", "architectures": subset(t, nodeArches, "legacy")}}
+		s.ImagePlatforms = []settings.ImagePlatforms{{Image: reg.Addr + "/legacy/*", Architectures: subset(t, nodeArches, "legacy")}}
 	}
 	if chance(t, "preferred", 5) {
-		preferred := subset(t, allowed, "preferred")
-		var list []map[string]any
-		for i, arch := range preferred {
-			list = append(list, map[string]any{"architecture": arch, "weight": 80 - 60*i})
+		for i, arch := range subset(t, allowed, "preferred") {
+			s.PreferredArchitectures = append(s.PreferredArchitectures, settings.WeightedArchitecture{Architecture: arch, Weight: int64(80 - 60*i)})
 		}
-		s["preferredArchitectures"] = list
 	}
 	if chance(t, "tolerations", 3) {
-		s["architectureTolerations"] = map[string]any{"arm64": []v1.Toleration{{Key: archLabel, Operator: v1.TolerationOpEqual, Value: "arm64", Effect: v1.TaintEffectNoSchedule}}}
+		s.ArchitectureTolerations = map[string][]v1.Toleration{"arm64": {{Key: archLabel, Operator: v1.TolerationOpEqual, Value: "arm64", Effect: v1.TaintEffectNoSchedule}}}
 	}
 	if chance(t, "matchNodeLabels", 10) {
-		s["matchNodeLabels"] = []string{zoneLabel}
+		s.MatchNodeLabels = []string{zoneLabel}
 	}
 	if chance(t, "pinWindowsBuild", 5) {
-		s["pinWindowsBuild"] = true
+		s.PinWindowsBuild = true
 	}
 	if chance(t, "wasmRuntimeClasses", 2) {
-		s["wasmRuntimeClasses"] = []string{wasmRuntimeClass}
+		s.WasmRuntimeClasses = []string{wasmRuntimeClass}
 	}
-	s["workloadTemplates"] = rapid.SampledFrom([]string{"validate", "mutate", "mutate"}).Draw(t, "workloadTemplates")
-	s["daemonSetTemplates"] = rapid.SampledFrom([]string{"validate", "mutate"}).Draw(t, "daemonSetTemplates")
+	s.WorkloadTemplates = rapid.SampledFrom([]string{"validate", "mutate", "mutate"}).Draw(t, "workloadTemplates")
+	s.DaemonSetTemplates = rapid.SampledFrom([]string{"validate", "mutate"}).Draw(t, "daemonSetTemplates")
 	if chance(t, "windows default", 20) {
-		s["defaultOperatingSystem"] = "windows"
+		s.DefaultOperatingSystem = "windows"
 	}
 	return s
 }
@@ -283,8 +256,8 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 	img := image{ref: ref}
 	switch {
 	case strings.HasPrefix(name, "legacy/"):
-		if platforms, ok := c.Settings["imagePlatforms"].([]map[string]any); ok {
-			img.configured = platforms[0]["architectures"].([]string)
+		if platforms := c.Settings.ImagePlatforms; len(platforms) > 0 {
+			img.configured = platforms[0].Architectures
 		} else {
 			img.missing = true
 		}
@@ -469,7 +442,7 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 
 // Object draws a Pod or workload called name (its Pods labelled app=<name>) for the cluster of
 // nodes under settings: the objects k8s-judge's control plane applies.
-func Object(reg *registry.Registry, nodes []v1.Node, settings map[string]any, name string) *rapid.Generator[*Case] {
+func Object(reg *registry.Registry, nodes []v1.Node, settings settings.Settings, name string) *rapid.Generator[*Case] {
 	return rapid.Custom(func(t *rapid.T) *Case {
 		c := &Case{images: map[string]image{}, Nodes: nodes, Settings: settings}
 		drawObject(t, c, reg, name)

@@ -132,7 +132,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 
 	// What the policy can know of the images: a failed lookup is decided by onLookupFailure.
 	known, missing := c.lookups()
-	switch lookup := c.setting("onLookupFailure", "ignoreImage"); {
+	switch lookup := c.Settings.OnLookupFailureOrDefault(); {
 	case missing && lookup == "reject":
 		if !v.Rejected {
 			fail("an image cannot be looked up under onLookupFailure: reject, but the %s was accepted", c.Kind)
@@ -143,7 +143,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("an image cannot be looked up under onLookupFailure: accept, but the answer is rejected=%v patched=%v", v.Rejected, v.Patched)
 		}
 		return v, nil
-	case len(known) == 0 || missing && c.Settings["fallbackArchitectures"] != nil && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }):
+	case len(known) == 0 || missing && len(c.Settings.FallbackArchitectures) > 0 && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }):
 		// No image, or none but WebAssembly ones, could be looked up: fallbackArchitectures (a
 		// guess, never a refusal) stand in for the others when set.
 		if v.Rejected {
@@ -167,7 +167,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	// which one depends on the lists, and the Pod waits for a Node of its OS either way. d. is
 	// not judged there.
 	v.NoNodeOfOS = c.readNodes() && len(seen(c, os)) == 0
-	switch noCommon := c.setting("onNoCommonArchitecture", "reject"); {
+	switch noCommon := c.Settings.OnNoCommonArchitectureOrDefault(); {
 	case v.NoNodeOfOS:
 	case len(runnable) > 0 && v.Rejected:
 		fail("d. rejected, but nodes the settings count run it (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
@@ -204,7 +204,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 		}
 	}
 	zone := ""
-	if c.Settings["matchNodeLabels"] != nil {
+	if len(c.Settings.MatchNodeLabels) > 0 {
 		zone = c.Template.Labels[zoneLabel]
 	}
 	for i := range c.Nodes {

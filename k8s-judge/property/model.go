@@ -357,3 +357,10 @@ func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
 	img.anywhere = img.wasm == "only"
 	return runs(img, node, false)
 }
+
+// LookupFails says whether the policy fails to look up some image of c's Pod (see lookups):
+// onLookupFailure decides such a Pod.
+func (c *Case) LookupFails() bool {
+	_, failed := c.lookups()
+	return failed
+}

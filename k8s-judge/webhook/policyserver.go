@@ -124,6 +124,10 @@ func (s *PolicyServer) Audit(policy *ClusterAdmissionPolicy, request []byte) (po
 	return answer.Response, nil
 }
 
+// Errors: policy-server's failures are counted by the API server (its webhook metrics) and
+// logged in policy-server.log; none are read here.
+func (s *PolicyServer) Errors() []string { return nil }
+
 // Close stops policy-server.
 func (s *PolicyServer) Close() {
 	if s.cmd.ProcessState == nil {

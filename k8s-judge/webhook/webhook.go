@@ -14,7 +14,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -24,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/settings"
 )
 
 // ClusterAdmissionPolicy is the part of Kubewarden's policies.kubewarden.io/v1 resource that
@@ -43,7 +46,7 @@ type ClusterAdmissionPolicy struct {
 		Rules              []admissionregistrationv1.RuleWithOperations `json:"rules"`
 		ObjectSelector     *metav1.LabelSelector                        `json:"objectSelector"`
 		NamespaceSelector  *metav1.LabelSelector                        `json:"namespaceSelector"`
-		Settings           map[string]any                               `json:"settings"`
+		Settings           settings.Settings                            `json:"settings"`
 	} `json:"spec"`
 }
 
@@ -66,7 +69,9 @@ func ReadPolicy(path, heading string) (*ClusterAdmissionPolicy, error) {
 		case state == 1 && line == "```yaml":
 			state = 2
 		case state == 2 && line == "```":
-			// Fields the webhook does not use (contextAwareResources, backgroundAudit) are skipped.
+			// Fields the webhook does not use (contextAwareResources, backgroundAudit) are skipped;
+			// the settings are decoded strictly (settings.Settings): a field the policy does not
+			// have, or a value of another type, is an error.
 			var policy ClusterAdmissionPolicy
 			if err := yaml.Unmarshal([]byte(block.String()), &policy); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
@@ -127,6 +132,9 @@ type Server interface {
 	CABundle() []byte
 	// Audit answers the request the background audit scanner sends for a running object.
 	Audit(policy *ClusterAdmissionPolicy, request []byte) (policyhost.Response, error)
+	// Errors are the reviews the server itself knows it failed to answer (the test adapter
+	// records each; policy-server reports none here: the API server's metrics count them).
+	Errors() []string
 	// Close stops it: the API server then finds the webhook down.
 	Close()
 }
@@ -135,13 +143,15 @@ type Server interface {
 type Adapter struct {
 	server   *httptest.Server
 	host     policyhost.Host
-	settings any
+	settings settings.Settings
 	// Reviews counts the AdmissionReviews answered.
 	Reviews atomic.Int64
+	mu      sync.Mutex
+	errors  []string
 }
 
 // Serve starts the adapter: host evaluates each review with settings.
-func Serve(host policyhost.Host, settings any) *Adapter {
+func Serve(host policyhost.Host, settings settings.Settings) *Adapter {
 	a := &Adapter{host: host, settings: settings}
 	a.server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -150,17 +160,17 @@ func Serve(host policyhost.Host, settings any) *Adapter {
 			err = json.Unmarshal(body, &review)
 		}
 		if err != nil || review.Request == nil {
-			http.Error(w, fmt.Sprintf("not an AdmissionReview: %v", err), http.StatusBadRequest)
+			a.fail(w, http.StatusBadRequest, "not an AdmissionReview: %v", err)
 			return
 		}
 		request, err := json.Marshal(review.Request)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			a.fail(w, http.StatusInternalServerError, "%s %s/%s: %v", review.Request.Kind.Kind, review.Request.Namespace, review.Request.Name, err)
 			return
 		}
 		answer, err := host.Evaluate(request, settings)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+			a.fail(w, http.StatusInternalServerError, "%s %s/%s: %s: %v", review.Request.Kind.Kind, review.Request.Namespace, review.Request.Name, host.Name(), err)
 			return
 		}
 		response := &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: answer.Allowed, Warnings: answer.Warnings}
@@ -171,12 +181,44 @@ func Serve(host policyhost.Host, settings any) *Adapter {
 		if answer.Status != nil {
 			response.Result = &metav1.Status{Message: answer.Status.Message, Code: int32(answer.Status.Code)}
 		}
-		a.Reviews.Add(1)
+		name := review.Request.Kind.Kind + " " + review.Request.Namespace + "/" + review.Request.Name
 		review.Request, review.Response = nil, response
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(review)
+		if err := json.NewEncoder(w).Encode(review); err != nil {
+			a.record("%s: writing the answer: %v", name, err)
+			return
+		}
+		// The API server gave up waiting (timeoutSeconds) or dropped the connection: under
+		// failurePolicy Ignore it went on without the answer.
+		if err := r.Context().Err(); err != nil {
+			a.record("%s: the API server stopped waiting for the answer: %v", name, err)
+			return
+		}
+		a.Reviews.Add(1)
 	}))
 	return a
+}
+
+// fail answers an HTTP error and records it: the API server then fails the request, or, under
+// failurePolicy Ignore, lets the object in unchanged.
+func (a *Adapter) fail(w http.ResponseWriter, code int, format string, args ...any) {
+	message := fmt.Sprintf(format, args...)
+	a.record("HTTP %d: %s", code, message)
+	http.Error(w, message, code)
+}
+
+func (a *Adapter) record(format string, args ...any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.errors = append(a.errors, fmt.Sprintf(format, args...))
+}
+
+// Errors are the AdmissionReviews the adapter did not answer with the policy's answer: an HTTP
+// error (not an AdmissionReview, the host failed) or an answer the API server did not wait for.
+func (a *Adapter) Errors() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.errors)
 }
 
 // Name says what serves the policy.
