@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -92,6 +94,56 @@ func TestValidateCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ValidateCreate("default", []byte(tc.object)); !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("ValidateCreate =\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDefault: the object a mutating webhook gets is defaulted as the API server defaults it.
+func TestDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name, object string
+		want         map[string]any // JSON paths (dot-separated) and the value each must have
+	}{
+		{"a Pod", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+			"spec":{"containers":[{"name":"c","image":"r/app:1"}],"volumes":[{"name":"v","image":{"reference":"r/app:latest"}}]}}`,
+			map[string]any{"apiVersion": "v1", "kind": "Pod", "spec.restartPolicy": "Always", "spec.schedulerName": "default-scheduler",
+				"spec.dnsPolicy": "ClusterFirst", "spec.containers.0.imagePullPolicy": "IfNotPresent",
+				"spec.containers.0.terminationMessagePolicy": "File", "spec.volumes.0.image.pullPolicy": "Always"}},
+		{"a Deployment's template", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default"},
+			"spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"r/app:1"}]}}}}`,
+			map[string]any{"apiVersion": "apps/v1", "spec.replicas": 1.0, "spec.strategy.type": "RollingUpdate",
+				"spec.template.spec.restartPolicy": "Always", "spec.template.spec.containers.0.imagePullPolicy": "IfNotPresent"}},
+		{"a CronJob's Job template", `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"j","namespace":"default"},
+			"spec":{"schedule":"*/5 * * * *","jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"OnFailure","containers":[{"name":"c","image":"r/app:1"}]}}}}}}`,
+			map[string]any{"spec.concurrencyPolicy": "Allow", "spec.jobTemplate.spec.template.spec.schedulerName": "default-scheduler"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Default([]byte(tc.object))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc any
+			if err := json.Unmarshal(out, &doc); err != nil {
+				t.Fatal(err)
+			}
+			for path, want := range tc.want {
+				got := doc
+				for _, key := range strings.Split(path, ".") {
+					switch node := got.(type) {
+					case map[string]any:
+						got = node[key]
+					case []any:
+						i, _ := strconv.Atoi(key)
+						got = node[i]
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s = %v, want %v in %s", path, got, want, out)
+				}
+			}
+			if problems := ValidateCreate("default", out); len(problems) > 0 {
+				t.Errorf("the defaulted object is refused: %v", problems)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,6 +49,31 @@ var kinds = map[schema.GroupKind]struct {
 // misspelt field in a patch would silently vanish: the judge refuses it).
 var strict = json.NewSerializerWithOptions(json.DefaultMetaFactory, legacyscheme.Scheme, legacyscheme.Scheme,
 	json.SerializerOptions{Strict: true})
+
+// Default is the object data (JSON, with apiVersion and kind) as the API server hands it to
+// mutating admission on a create: decoded into its versioned type, the scheme's defaults applied
+// (the same legacyscheme defaulting functions ValidateCreate runs), encoded again as JSON. A
+// mutating webhook's AdmissionRequest carries this object, not the one the client sent.
+func Default(data []byte) ([]byte, error) {
+	versioned, gvk, err := strict.Decode(data, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if _, ok := kinds[gvk.GroupKind()]; !ok {
+		return nil, fmt.Errorf("no strategy for %v", gvk)
+	}
+	legacyscheme.Scheme.Default(versioned)
+	versioned.GetObjectKind().SetGroupVersionKind(*gvk)
+	var out bytes.Buffer
+	if err := plain.Encode(versioned, &out); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return bytes.TrimSpace(out.Bytes()), nil
+}
+
+// plain encodes as the API server encodes an object for a webhook (JSON).
+var plain = json.NewSerializerWithOptions(json.DefaultMetaFactory, legacyscheme.Scheme, legacyscheme.Scheme,
+	json.SerializerOptions{})
 
 // ValidateCreate says what the API server says of creating the object data (JSON, with apiVersion
 // and kind) in namespace: the strict decoding errors, then, as in the registry's create, the

@@ -65,41 +65,142 @@ func template(kind string, object []byte) (*v1.Pod, error) {
 	return &v1.Pod{ObjectMeta: t.ObjectMeta, Spec: t.Spec}, nil
 }
 
+// The checks a case is judged on (Verdict.Judged), as the property's counts name them.
+const (
+	// checkA: a. the returned (patched) object passes the API server's validation.
+	checkA = "a"
+	// checkMessage: a refusal carries the policy's message.
+	checkMessage = "message"
+	// checkLookup: an image cannot be looked up: refused under onLookupFailure: reject, accepted
+	// unchanged under accept.
+	checkLookup = "lookup"
+	// checkNoArchImage: no image that runs on a CPU architecture was looked up (ignoreImage): not
+	// refused.
+	checkNoArchImage = "no-arch-image"
+	// checkD: d. refused exactly when no node the settings count is admitted and runs every
+	// image (onNoCommonArchitecture: accept: accepted unchanged with a warning).
+	checkD = "d"
+	// checkDRefusals: d.'s refusal half where d. is not judged (readNodes, no Node nor pool of
+	// the Pod's OS): refused only when no node of any architecture of its OS is admitted and runs
+	// every image. Every Node list of the OS comes back empty, so none rules an architecture out.
+	checkDRefusals = "d, refusals, no Node of its OS"
+	// checkValidate: a workload template under validate is not changed.
+	checkValidate = "validate"
+	// checkB: b., on at least one Node of the Pod's OS.
+	checkB = "b"
+	// checkBAdmitted: b. with some Node of the Pod's OS admitting the returned Pod (b. is then
+	// more than "admits nothing").
+	checkBAdmitted = "b, a Node admits"
+	// checkC: c., the returned Pod's node affinity admits no node the original's did not.
+	checkC = "c"
+	// checkCNodes: c. with some Node of the Pod's OS that admitted the original Pod and runs its
+	// images (it must still admit the returned one).
+	checkCNodes = "c, a Node ran it"
+)
+
+// checks are the checks in the order the counts print them.
+var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted, checkC, checkCNodes}
+
+// Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
+const (
+	// An image cannot be looked up: onLookupFailure decides the case (checkLookup), not what
+	// runs where.
+	skipLookup = "b, c, d: an image cannot be looked up (onLookupFailure: reject or accept decides)"
+	// No image that runs on a CPU architecture was looked up (ignoreImage): no node is ruled out
+	// by an image, fallbackArchitectures are a guess; c.'s rules are still judged.
+	skipNoArchImage = "b, d: no image that runs on a CPU architecture was looked up (ignoreImage)"
+	// readNodes finds no Node nor pool of the Pod's OS: the policy decides as if it had one
+	// (docs/node-aware.md), and the Pod waits for a Node of its OS either way. Its acceptances
+	// are not judged; its refusals are (checkDRefusals).
+	skipNoNodeOfOS = "d: readNodes, no Node nor pool of the Pod's OS (the policy decides as if it had one; refusals judged)"
+	// Refused: nothing is returned to place.
+	skipRejected = "b, c: refused (nothing returned)"
+	// onNoCommonArchitecture: accept and no node the settings count runs it: accepted unchanged
+	// (judged by d.), nothing is placed.
+	skipNothingRuns = "b, c: no node the settings count runs it, accepted unchanged (onNoCommonArchitecture: accept)"
+	// A workload template under validate is never changed (checkValidate): nothing is placed.
+	skipValidate = "b, c: a template under validate (judged unchanged instead)"
+	// The cluster has no Node of the Pod's OS: no Node to place it on.
+	skipNoNodeHere = "b: the cluster has no Node of the Pod's OS"
+)
+
+// What the judge sees when readNodes finds no Node nor pool of the Pod's OS (d. not judged):
+// Verdict.NoNodeOfOS is one of these, counted.
+const (
+	// Refused, and no node of any architecture of the Pod's OS is admitted and runs it: what d.
+	// would say (checkDRefusals judges it; refused while one runs it is a failure).
+	noNodeRefused = "refused, no node of any architecture of its OS runs it"
+	// Accepted while some Node of the cluster (of another OS) admits it and runs its images.
+	noNodeAcceptedRunsElsewhere = "accepted, a Node of another OS admits it and runs its images"
+	// Accepted under onNoCommonArchitecture: reject while no Node of the cluster, of any OS,
+	// admits it and runs its images: a check "accepted only when some Node admits and runs it"
+	// would fail, but the policy decides as if the Pod's OS had a Node (docs/node-aware.md).
+	noNodeAcceptedNowhere = "accepted, no Node of any OS admits it and runs its images (not judged: docs/node-aware.md)"
+	// Accepted under onNoCommonArchitecture: accept while no Node admits and runs it.
+	noNodeAcceptedNowhereAccept = "accepted, no Node of any OS admits it and runs its images (onNoCommonArchitecture: accept)"
+)
+
 // Verdict is what was judged of one case.
 type Verdict struct {
 	Violations []string
 	Rejected   bool
 	Patched    bool
+	// Judged are the checks judged (checkA...).
+	Judged []string
+	// Skipped say why b., c. or d. were not judged (skipLookup...).
+	Skipped []string
 	// OtherOS: the returned Pod admits a node of another OS than the one the policy placed it
 	// for.
 	OtherOS bool
-	// NoNodeOfOS: readNodes finds no Node nor pool of the Pod's OS (d. is not judged).
-	NoNodeOfOS bool
+	// NoNodeOfOS: readNodes finds no Node nor pool of the Pod's OS (d. is not judged): what was
+	// seen (noNodeRefusedAsD...), else "".
+	NoNodeOfOS string
 	// Evaluation is how long the host took.
 	Evaluation time.Duration
 	// Answer is the host's answer, as the failure report prints it.
 	Answer string
 }
 
-// judge runs c through host and judges the answer with Kubernetes' code:
+func (v *Verdict) judged(checks ...string) { v.Judged = append(v.Judged, checks...) }
+
+func (v *Verdict) skipped(why string) { v.Skipped = append(v.Skipped, why) }
+
+// judge runs c through host and judges the answer with Kubernetes' code. The object sent is the
+// one the API server sends a mutating webhook: the generated object with the scheme's defaults
+// (oracle.Default); the patch is applied to it, and the original Pod the checks compare with is
+// its (defaulted) template.
 //
 //	a. the returned object passes the API server's validation;
 //	b. every Node of the cluster (of the Pod's OS) the scheduler's filters admit for the returned
 //	   Pod runs all of its images;
 //	c. every Node (of the Pod's OS) that admitted the original Pod and runs all its images still
-//	   admits it (under matchNodeLabels, those of the Pod's zone);
+//	   admits it (under matchNodeLabels, those of the Pod's zone), and the returned Pod's node
+//	   affinity admits no node the original's did not;
 //	d. with onNoCommonArchitecture: reject, refused exactly when no node the settings say may
 //	   exist (universe) is admitted by the original Pod and runs all its images.
 func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	var v Verdict
 	fail := func(format string, args ...any) { v.Violations = append(v.Violations, fmt.Sprintf(format, args...)) }
-	original, err := json.Marshal(c.Object)
+	generated, err := json.Marshal(c.Object)
 	if err != nil {
 		return v, err
 	}
-	if problems := oracle.ValidateCreate("default", original); len(problems) > 0 {
+	if problems := oracle.ValidateCreate("default", generated); len(problems) > 0 {
 		return v, fmt.Errorf("the generator made an object the API server refuses: %s", strings.Join(problems, "; "))
 	}
+	// The API server decodes the created object, applies the scheme's defaults, then calls
+	// mutating admission: the webhook gets the defaulted object.
+	original, err := oracle.Default(generated)
+	if err != nil {
+		return v, fmt.Errorf("defaulting: %w", err)
+	}
+	sent, err := template(c.Kind, original)
+	if err != nil {
+		return v, err
+	}
+	// The judge reads the Pod as sent (its images, OS and rules are those generated: defaulting
+	// adds none).
+	c = c.withTemplate(sent)
 	request, err := c.request(original)
 	if err != nil {
 		return v, err
@@ -122,23 +223,32 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			return v, fmt.Errorf("patch %s: %w", response.Patch, err)
 		}
 		// a.
+		v.judged(checkA)
 		for _, problem := range oracle.ValidateCreate("default", returned) {
 			fail("a. the API server refuses the returned %s: %s", c.Kind, problem)
 		}
 	}
-	if v.Rejected && !strings.HasPrefix(response.Message(), "image-arch-affinity: ") {
-		fail("rejected without the policy's message: %q", response.Message())
+	if v.Rejected {
+		v.judged(checkMessage)
+		if !strings.HasPrefix(response.Message(), "image-arch-affinity: ") {
+			fail("rejected without the policy's message: %q", response.Message())
+		}
 	}
+	mode := c.templateMode()
 
 	// What the policy can know of the images: a failed lookup is decided by onLookupFailure.
 	known, missing := c.lookups()
 	switch lookup := c.Settings.OnLookupFailureOrDefault(); {
 	case missing && lookup == "reject":
+		v.judged(checkLookup)
+		v.skipped(skipLookup)
 		if !v.Rejected {
 			fail("an image cannot be looked up under onLookupFailure: reject, but the %s was accepted", c.Kind)
 		}
 		return v, nil
 	case missing && lookup == "accept":
+		v.judged(checkLookup)
+		v.skipped(skipLookup)
 		if v.Rejected || v.Patched {
 			fail("an image cannot be looked up under onLookupFailure: accept, but the answer is rejected=%v patched=%v", v.Rejected, v.Patched)
 		}
@@ -146,9 +256,26 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	case len(known) == 0 || missing && len(c.Settings.FallbackArchitectures) > 0 && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }):
 		// No image, or none but WebAssembly ones, could be looked up: fallbackArchitectures (a
 		// guess, never a refusal) stand in for the others when set.
+		v.judged(checkNoArchImage)
+		v.skipped(skipNoArchImage)
 		if v.Rejected {
 			fail("no image that runs on a CPU architecture could be looked up (ignoreImage), but the %s was rejected: %s", c.Kind, response.Message())
+			return v, nil
 		}
+		if mode == "validate" {
+			v.judged(checkValidate)
+			if v.Patched {
+				fail("a %s under templates: validate was changed: %s", c.Kind, response.Patch)
+			}
+			return v, nil
+		}
+		// c.'s rules still hold: a pin (to fallbackArchitectures) only narrows the Pod's own.
+		result, err := template(c.Kind, returned)
+		if err != nil {
+			return v, err
+		}
+		v.judged(checkC)
+		rulesKept(c, result, fail)
 		return v, nil
 	}
 
@@ -162,25 +289,44 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			runnable = append(runnable, node.Labels[archLabel]+"/"+node.Name)
 		}
 	}
-	// With readNodes and no Node nor pool of the Pod's OS, the policy decides as if the cluster
-	// had one, of an architecture the Node lists it read do not rule out (docs/node-aware.md):
-	// which one depends on the lists, and the Pod waits for a Node of its OS either way. d. is
-	// not judged there.
-	v.NoNodeOfOS = c.readNodes() && len(seen(c, os)) == 0
-	switch noCommon := c.Settings.OnNoCommonArchitectureOrDefault(); {
-	case v.NoNodeOfOS:
+	noCommon := c.Settings.OnNoCommonArchitectureOrDefault()
+	switch {
+	case c.readNodes() && len(seen(c, os)) == 0:
+		// With readNodes and no Node nor pool of the Pod's OS, the policy decides as if the
+		// cluster had one, of an architecture the Node lists it read do not rule out
+		// (docs/node-aware.md): which one depends on the lists, and the Pod waits for a Node of
+		// its OS either way. d. is not judged there; what is seen is counted. Its refusals are:
+		// every Node list of the OS is empty and rules no architecture out, so the policy refuses
+		// only when no node of any architecture of the OS (universe) is admitted and runs it.
+		v.skipped(skipNoNodeOfOS)
+		v.judged(checkDRefusals)
+		v.NoNodeOfOS = noNodeOfOS(c, known, builds, v.Rejected, noCommon)
+		if v.Rejected && len(runnable) > 0 {
+			fail("d. rejected with no Node nor pool of its OS (readNodes), but a node of an architecture no Node list rules out runs it (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
+		}
 	case len(runnable) > 0 && v.Rejected:
+		v.judged(checkD)
 		fail("d. rejected, but nodes the settings count run it (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
 	case len(runnable) == 0 && noCommon == "reject" && !v.Rejected:
+		v.judged(checkD)
 		fail("d. no node the settings count (%s OS) is admitted and runs every image, but the %s was accepted", os, c.Kind)
 	case len(runnable) == 0 && noCommon == "accept" && (v.Rejected || v.Patched || len(response.Warnings) == 0):
+		v.judged(checkD)
 		fail("no node runs it under onNoCommonArchitecture: accept: want accepted unchanged with a warning, got rejected=%v patched=%v warnings=%q", v.Rejected, v.Patched, response.Warnings)
+	default:
+		v.judged(checkD)
 	}
-	if v.Rejected || len(runnable) == 0 {
+	switch {
+	case v.Rejected:
+		v.skipped(skipRejected)
 		return v, nil
-	}
-	mode := c.templateMode()
-	if mode == "validate" {
+	case len(runnable) == 0 && v.NoNodeOfOS == "":
+		// onNoCommonArchitecture: accept (d. judged it unchanged); under reject d. failed.
+		v.skipped(skipNothingRuns)
+		return v, nil
+	case mode == "validate":
+		v.judged(checkValidate)
+		v.skipped(skipValidate)
 		if v.Patched {
 			fail("a %s under templates: validate was changed: %s", c.Kind, response.Patch)
 		}
@@ -192,21 +338,16 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	if err != nil {
 		return v, err
 	}
-	// c. The Pod's own rules are kept: the returned node affinity admits no node the original's
-	// did not, of the cluster or of any architecture, OS, labels and name.
-	originalMatches, returnedMatches := oracle.Matcher(c.Template), oracle.Matcher(result)
-	for _, node := range append(probes(c, "linux"), append(probes(c, "windows"), c.Nodes...)...) {
-		if after, _ := returnedMatches(&node); after {
-			if before, _ := originalMatches(&node); !before {
-				fail("c. the returned Pod's node affinity admits %s (%v), which the original's did not", node.Name, node.Labels)
-				return v, nil
-			}
-		}
+	// c. The Pod's own rules are kept.
+	v.judged(checkC)
+	if !rulesKept(c, result, fail) {
+		return v, nil
 	}
 	zone := ""
 	if len(c.Settings.MatchNodeLabels) > 0 {
 		zone = c.Template.Labels[zoneLabel]
 	}
+	var ofOS, admitted, ranIt bool
 	for i := range c.Nodes {
 		node := &c.Nodes[i]
 		after, err := oracle.Admits(result, node)
@@ -224,14 +365,71 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			}
 			continue
 		}
+		ofOS = true
 		before, _ := oracle.Admits(c.Template, node)
 		runsHere := runsAll(known, node, builds)
+		admitted = admitted || after
 		if after && !runsHere {
 			fail("b. node %s (%s/%s) admits the returned Pod but does not run all of its images", node.Name, node.Labels[osLabel], node.Labels[archLabel])
 		}
-		if before && runsHere && !after && (zone == "" || node.Labels[zoneLabel] == zone) {
-			fail("c. node %s (%s/%s) admitted the Pod and runs all of its images, but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel])
+		if before && runsHere && (zone == "" || node.Labels[zoneLabel] == zone) {
+			ranIt = true
+			if !after {
+				fail("c. node %s (%s/%s) admitted the Pod and runs all of its images, but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel])
+			}
 		}
 	}
+	if !ofOS {
+		v.skipped(skipNoNodeHere)
+		return v, nil
+	}
+	v.judged(checkB)
+	if admitted {
+		v.judged(checkBAdmitted)
+	}
+	if ranIt {
+		v.judged(checkCNodes)
+	}
 	return v, nil
+}
+
+// rulesKept is c.'s first half: the returned Pod's node affinity admits no node the original's
+// did not, of the cluster or of any architecture, OS, labels and name (the Pod's own rules are
+// kept; a pin only narrows them). A failure is reported through fail.
+func rulesKept(c *Case, result *v1.Pod, fail func(string, ...any)) bool {
+	originalMatches, returnedMatches := oracle.Matcher(c.Template), oracle.Matcher(result)
+	for _, node := range append(probes(c, "linux"), append(probes(c, "windows"), c.Nodes...)...) {
+		if after, _ := returnedMatches(&node); after {
+			if before, _ := originalMatches(&node); !before {
+				fail("c. the returned Pod's node affinity admits %s (%v), which the original's did not", node.Name, node.Labels)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// noNodeOfOS says what is seen of a case d. does not judge (readNodes, no Node nor pool of the
+// Pod's OS): refused, or accepted and whether a Node of the cluster of any OS (the scheduler's
+// filters and the images' platforms) admits it and runs it.
+func noNodeOfOS(c *Case, known []image, builds, rejected bool, noCommon string) string {
+	if rejected {
+		return noNodeRefused
+	}
+	for i := range c.Nodes {
+		if ok, _ := oracle.Admits(c.Template, &c.Nodes[i]); ok && runsAll(known, &c.Nodes[i], builds) {
+			return noNodeAcceptedRunsElsewhere
+		}
+	}
+	if noCommon == "accept" {
+		return noNodeAcceptedNowhereAccept
+	}
+	return noNodeAcceptedNowhere
+}
+
+// withTemplate is c with its Pod read from the object as sent (see judge).
+func (c *Case) withTemplate(pod *v1.Pod) *Case {
+	sent := *c
+	sent.Template = pod
+	return &sent
 }

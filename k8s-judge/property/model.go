@@ -212,7 +212,8 @@ func universe(c *Case, os string) []v1.Node {
 		}
 		if len(arches) == 0 {
 			// docs/node-aware.md: a Pod whose OS has no Node nor pool at all is decided as if it
-			// had one (no Node is read to tell); the judge does not judge d. there.
+			// had one (no Node is read to tell); the judge judges only d.'s refusals there
+			// (checkDRefusals: no Node list rules an architecture out).
 			arches, builds = everyArch, windowsBuilds
 		}
 	case len(c.schedulable()) > 0:

@@ -87,6 +87,7 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 	cluster := controlplane.Start(t)
 	h := host(t, p, reg, cluster.Kubeconfig)
 	counts, started := map[string]int{}, time.Now()
+	judged = newTally()
 	var syncing, evaluating time.Duration
 	rapid.Check(t, func(rt *rapid.T) {
 		c := drawCase(rt, reg)
@@ -105,6 +106,7 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 			rt.Fatalf("%s\n%s\nanswer %s", strings.Join(verdict.Violations, "\n"), describe(c), verdict.Answer)
 		}
 		counts["cases"]++
+		judged.add(c.Kind, verdict)
 		evaluating += verdict.Evaluation
 		counts[c.Kind]++
 		if c.readNodes() {
@@ -127,24 +129,36 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		if slices.ContainsFunc(known, func(img image) bool { return img.wasm == "mixed" && img.anywhere }) {
 			counts["a mixed index under a wasmRuntimeClass"]++
 		}
-		if verdict.NoNodeOfOS {
+		if verdict.NoNodeOfOS != "" {
 			counts["readNodes, no Node of the Pod's OS (d. not judged)"]++
 		}
 		if verdict.OtherOS {
 			counts["admits a node of another OS"]++
 		}
-		switch {
-		case verdict.Rejected:
-			counts["rejected"]++
-		case verdict.Patched:
-			counts["patched"]++
-		default:
-			counts["accepted unchanged"]++
-		}
 	})
 	report("%s: %d cases judged in %v (evaluations %v, Nodes synced %v): %s", h.Name(), counts["cases"],
 		time.Since(started).Round(time.Second), evaluating.Round(time.Second), syncing.Round(time.Second), countsText(counts))
+	for _, line := range judged.lines() {
+		report("%s: %s", h.Name(), line)
+	}
+	// The minimum shares (tally.go): a run that judges little fails. A failed run has failed
+	// already; a run of fewer than minimumCases cases is too small for shares.
+	switch {
+	case t.Failed():
+	case judged.cases < minimumCases:
+		report("%s: minimum shares not asserted: %d cases, fewer than %d", h.Name(), judged.cases, minimumCases)
+	default:
+		if missed := judged.missed(); len(missed) > 0 {
+			t.Errorf("a vacuous run: %s (minimums: %s)", strings.Join(missed, "; "), minimumsText())
+		} else {
+			report("%s: minimum shares reached (%s)", h.Name(), minimumsText())
+		}
+	}
 }
+
+// judged counts what the property judged, case by case (tally.go): rapid runs the property
+// function once per case, so the counts live outside it and are read after rapid.Check returns.
+var judged *tally
 
 // countsText prints counts in a stable order.
 func countsText(counts map[string]int) string {
