@@ -52,14 +52,23 @@ fn module_path(uri: &str) -> Result<PathBuf> {
     }
 }
 
-/// The metadata in the module's custom section, else in `metadata.yml` beside it.
-pub fn metadata(module: &[u8], path: &Path) -> Result<Option<Metadata>> {
+/// The content of the module's `io.kubewarden.metadata` custom section (written by `kwctl
+/// annotate`), None when it has none.
+pub fn metadata_section(module: &[u8]) -> Result<Option<&[u8]>> {
     for payload in wasmparser::Parser::new(0).parse_all(module) {
         if let wasmparser::Payload::CustomSection(section) = payload? {
             if section.name() == "io.kubewarden.metadata" {
-                return Ok(Some(serde_json::from_slice(section.data())?));
+                return Ok(Some(section.data()));
             }
         }
+    }
+    Ok(None)
+}
+
+/// The metadata in the module's custom section, else in `metadata.yml` beside it.
+pub fn metadata(module: &[u8], path: &Path) -> Result<Option<Metadata>> {
+    if let Some(section) = metadata_section(module)? {
+        return Ok(Some(serde_json::from_slice(section)?));
     }
     let beside = path.with_file_name("metadata.yml");
     match std::fs::read_to_string(&beside) {

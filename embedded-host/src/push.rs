@@ -13,13 +13,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::client::{Config, ImageLayer};
 use oci_client::manifest::{OciImageManifest, WASM_CONFIG_MEDIA_TYPE, WASM_LAYER_MEDIA_TYPE};
-use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference};
+use oci_client::Reference;
 use serde::Deserialize;
 
-use crate::registry::insecure_sources;
+use crate::registry::Registry;
 
 /// What `push` reads of a module's metadata.
 #[derive(Deserialize)]
@@ -30,15 +29,11 @@ struct Annotated {
 
 /// The annotations of the module's `io.kubewarden.metadata` section, None when it has none.
 fn module_annotations(module: &[u8]) -> Result<Option<BTreeMap<String, String>>> {
-    for payload in wasmparser::Parser::new(0).parse_all(module) {
-        if let wasmparser::Payload::CustomSection(section) = payload? {
-            if section.name() == "io.kubewarden.metadata" {
-                let metadata: Annotated = serde_json::from_slice(section.data())?;
-                return Ok(Some(metadata.annotations));
-            }
-        }
-    }
-    Ok(None)
+    let Some(section) = crate::policy::metadata_section(module)? else {
+        return Ok(None);
+    };
+    let metadata: Annotated = serde_json::from_slice(section)?;
+    Ok(Some(metadata.annotations))
 }
 
 /// kwctl's `build_oci_annotations`: multi-line annotations dropped, the others trimmed, the
@@ -96,12 +91,6 @@ pub fn push(module: &Path, uri: &str, sources: Option<&Path>, force: bool) -> Re
         ),
     };
     let destination = uri.strip_prefix("registry://").unwrap_or(uri);
-    let reference: Reference = destination.parse()?;
-    let protocol = if insecure_sources(sources)?.contains(reference.registry()) {
-        ClientProtocol::Http
-    } else {
-        ClientProtocol::Https
-    };
     let layers = vec![ImageLayer::new(
         bytes,
         WASM_LAYER_MEDIA_TYPE.to_string(),
@@ -113,24 +102,9 @@ pub fn push(module: &Path, uri: &str, sources: Option<&Path>, force: bool) -> Re
         annotations: None,
     };
     let manifest = OciImageManifest::build(&layers, &config, annotations);
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = Client::new(ClientConfig {
-        protocol,
-        ..Default::default()
-    });
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let pushed = runtime
-        .block_on(client.push(
-            &reference,
-            &layers,
-            config,
-            &RegistryAuth::Anonymous,
-            Some(manifest),
-        ))
-        .map_err(|e| anyhow!("Fail to interact with OCI registry: {e}"))?;
-    immutable_ref(&reference, &pushed.manifest_url)
+    let (reference, manifest_url) =
+        Registry::new(sources)?.push(destination, &layers, config, manifest)?;
+    immutable_ref(&reference, &manifest_url)
 }
 
 #[cfg(test)]

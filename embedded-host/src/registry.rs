@@ -13,7 +13,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
-use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
+use oci_client::manifest::OciImageManifest;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::{Deserialize, Serialize};
@@ -26,7 +27,7 @@ struct Sources {
 }
 
 /// The registries of `insecure_sources` in kwctl's sources.yml at `sources` (none without one).
-pub fn insecure_sources(sources: Option<&Path>) -> Result<HashSet<String>> {
+fn insecure_sources(sources: Option<&Path>) -> Result<HashSet<String>> {
     let sources: Sources = match sources {
         Some(path) => serde_yaml::from_str(&std::fs::read_to_string(path)?)
             .map_err(|e| anyhow!("Cannot parse sources file {path:?}: {e}"))?,
@@ -135,6 +136,27 @@ impl Registry {
         let pull = client.pull_manifest(&reference, &RegistryAuth::Anonymous);
         let (manifest, _digest) = self.runtime.block_on(pull).map_err(registry_error)?;
         Ok(serde_json::to_vec(&manifest)?)
+    }
+
+    /// Pushes `layers`, `config` and `manifest` to `destination` anonymously (`push`: kwctl
+    /// push's manifest); the resolved reference and the manifest's URL the registry answered.
+    pub fn push(
+        &self,
+        destination: &str,
+        layers: &[ImageLayer],
+        config: Config,
+        manifest: OciImageManifest,
+    ) -> Result<(Reference, String)> {
+        let (reference, client) = self.client(destination)?;
+        let push = client.push(
+            &reference,
+            layers,
+            config,
+            &RegistryAuth::Anonymous,
+            Some(manifest),
+        );
+        let pushed = self.runtime.block_on(push).map_err(registry_error)?;
+        Ok((reference, pushed.manifest_url))
     }
 
     /// `{"manifest":..,"digest":..,"config":..}` (policy-evaluator's `ManifestAndConfigResponse`).
