@@ -1,5 +1,5 @@
 //! Node affinity edits: the surgical changes that pin a Pod's required terms to the
-//! architectures its images run on, and the preferred term.
+//! architectures its images run on (and its OS, in a cluster of several), and the preferred term.
 //!
 //! Required terms are ORed by the scheduler, so a constraint must go into every term that needs
 //! it: a new ORed term would let the Pod escape it.
@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::edit;
-use crate::platform::{Architectures, ARCH_LABEL, BETA_ARCH_LABEL};
+use crate::platform::{Architectures, ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL};
 
 const REQUIRED_PATH: [&str; 3] = [
     "affinity",
@@ -15,22 +15,21 @@ const REQUIRED_PATH: [&str; 3] = [
     "requiredDuringSchedulingIgnoredDuringExecution",
 ];
 
-/// Puts `kubernetes.io/arch In [common]` into each required term whose `to_constrain` flag is
-/// set, and `key In [values]` for each of `labels` into every term that has requirements and no
-/// expression on that key. A Pod without terms gets one (`to_constrain[0]`: with the
-/// architecture expression), when there is anything to put in it. Returns whether anything
-/// changed.
+/// Appends `additions[index]` (the architecture and OS expressions) to each required term, and
+/// `key In [values]` for each of `labels` to every term that has requirements and no expression
+/// on that key. A Pod without terms gets one (with `additions[0]`), when there is anything to put
+/// in it. Returns whether anything changed.
 pub fn constrain_required(
     spec: &mut Value,
-    to_constrain: &[bool],
-    common: &Architectures,
+    additions: &[Vec<Value>],
     labels: &[(String, Vec<String>)],
 ) -> bool {
     let has_terms = spec["affinity"]["nodeAffinity"]
         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
         .as_array()
         .is_some_and(|terms| !terms.is_empty());
-    if !has_terms && to_constrain.first() != Some(&true) && labels.is_empty() {
+    let first = additions.first().map(Vec::as_slice).unwrap_or_default();
+    if !has_terms && first.is_empty() && labels.is_empty() {
         return false;
     }
     let Some(required) = edit::object_at(spec, &REQUIRED_PATH) else {
@@ -41,8 +40,8 @@ pub fn constrain_required(
     match terms.as_array_mut() {
         Some(terms) if !terms.is_empty() => {
             for (index, term) in terms.iter_mut().enumerate() {
-                if to_constrain.get(index) == Some(&true) {
-                    push_expression(term, architecture_expression(common));
+                for expression in additions.get(index).into_iter().flatten() {
+                    push_expression(term, expression.clone());
                     changed = true;
                 }
                 if term["matchExpressions"]
@@ -61,10 +60,7 @@ pub fn constrain_required(
             }
         }
         _ => {
-            let mut expressions = Vec::new();
-            if to_constrain.first() == Some(&true) {
-                expressions.push(architecture_expression(common));
-            }
+            let mut expressions = first.to_vec();
             expressions.extend(
                 labels
                     .iter()
@@ -85,6 +81,11 @@ pub fn in_expression<'a>(key: &str, values: impl IntoIterator<Item = &'a String>
 /// The architecture expression for the common set.
 pub fn architecture_expression(common: &Architectures) -> Value {
     in_expression(ARCH_LABEL, common)
+}
+
+/// The OS expression: `kubernetes.io/os In [os]`.
+pub fn operating_system_expression(os: &str) -> Value {
+    json!({"key": OS_LABEL, "operator": "In", "values": [os]})
 }
 
 /// Whether a term already has an expression on `key`.
@@ -133,29 +134,34 @@ mod tests {
         let mut spec = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}, {}, {"x": 1}]}}}});
         let labels = [("team".to_string(), vec!["blue".to_string()])];
+        let arch = architecture_expression(&common);
+        let os = operating_system_expression("linux");
         assert!(constrain_required(
             &mut spec,
-            &[true, false, false],
-            &common,
+            &[vec![arch.clone(), os], vec![], vec![]],
             &labels
         ));
+        // Twice: the labels are not added again; the given expressions are.
+        let mut twice = spec.clone();
+        assert!(constrain_required(&mut twice, &[vec![json!(1)]], &labels));
+        assert_eq!(
+            twice["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                ["nodeSelectorTerms"][0]["matchExpressions"][4],
+            json!(1)
+        );
         assert_eq!(
             spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
                 ["nodeSelectorTerms"],
             json!([{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]},
                 {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
                 {"key": "team", "operator": "In", "values": ["blue"]}]}, {}, {"x": 1}])
         );
         let mut none = json!({});
-        assert!(!constrain_required(&mut none, &[false], &common, &[]));
+        assert!(!constrain_required(&mut none, &[vec![]], &[]));
         assert_eq!(none, json!({}));
         let mut empty_required = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}});
-        assert!(constrain_required(
-            &mut empty_required,
-            &[true],
-            &common,
-            &[]
-        ));
+        assert!(constrain_required(&mut empty_required, &[vec![arch]], &[]));
         assert_eq!(
             empty_required["affinity"]["nodeAffinity"]
                 ["requiredDuringSchedulingIgnoredDuringExecution"],

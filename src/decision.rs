@@ -3,11 +3,13 @@
 //! them, and edit it (`affinity`, `tolerations`); the texts are `message`'s. Plain Rust over
 //! plain data: `policy` routes requests here, `workload` finds the templates.
 
+use std::cell::RefCell;
+
 use serde_json::Value;
 
 use crate::affinity;
 use crate::cluster::Cluster;
-use crate::constraint::Constraints;
+use crate::constraint::{Admits, Constraints};
 use crate::edit;
 use crate::message::{self, Failure, Refusal};
 use crate::nodes::{self, Builds, Schedulable};
@@ -65,7 +67,7 @@ impl Decision {
 }
 
 /// What happened to a Pod (or Pod template), with the warnings for the user.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     Unchanged(Vec<String>),
     Changed(Vec<String>),
@@ -181,7 +183,8 @@ fn steps(
     };
     // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
     if !settings.read_nodes {
-        let schedulable = Schedulable::configured(settings.schedulable());
+        let mut schedulable = Schedulable::configured(settings.schedulable());
+        schedulable.other_os = settings.other_operating_system(&facts.constraints.os);
         return Ok(settle(pod, &facts, &schedulable, warnings));
     }
     settle_from_nodes(pod, &facts, cluster, warnings)
@@ -206,13 +209,40 @@ fn settle_from_nodes(
             windows_builds(&facts.known, &facts.image_common, facts.subject.name),
             Ok(Some(_))
         );
+    // The Nodes of another OS are read after those of the Pod's OS, once, and only for an
+    // outcome the OS pin can change (`other_operating_system`).
+    let cluster = RefCell::new(cluster);
+    let mut other_os: Option<Result<(bool, Vec<String>), Outcome>> = None;
     let mut decide = |schedulable: &Schedulable| {
         let mut decided = pod.clone();
         let outcome = settle(&mut decided, facts, schedulable, warnings.clone());
-        (outcome, decided)
+        if matches!(outcome, Outcome::Rejected(..)) {
+            return Ok((outcome, decided));
+        }
+        let read = other_os.get_or_insert_with(|| {
+            let mut warnings = Vec::new();
+            let mut cluster = Shared(&cluster);
+            other_operating_system(pod, facts, &mut cluster, &mut warnings)
+                .map(|found| (found, warnings))
+        });
+        match read {
+            Err(outcome) => Err(outcome.clone()),
+            Ok((false, _)) => Ok((outcome, decided)),
+            Ok((true, read_warnings)) => {
+                let mut decided = pod.clone();
+                let mut warnings = warnings.clone();
+                warnings.extend(read_warnings.iter().cloned());
+                let schedulable = Schedulable {
+                    other_os: true,
+                    ..schedulable.clone()
+                };
+                let outcome = settle(&mut decided, facts, &schedulable, warnings);
+                Ok((outcome, decided))
+            }
+        }
     };
     let read = nodes::decide_from_nodes(
-        cluster,
+        &mut Shared(&cluster),
         os,
         &facts.image_common,
         &facts.constraints.admits(),
@@ -221,10 +251,11 @@ fn settle_from_nodes(
         &mut decide,
     );
     match read {
-        Ok((outcome, decided)) => {
+        Ok(Ok((outcome, decided))) => {
             *pod = decided;
             Ok(outcome)
         }
+        Ok(Err(outcome)) => Err(outcome),
         Err(cause) => {
             let failure = Failure::nodes(os, facts.subject.name, cause);
             on_lookup_failure(failure, settings, &mut warnings)?;
@@ -232,6 +263,64 @@ fn settle_from_nodes(
             Ok(settle(pod, facts, &unknown, warnings))
         }
     }
+}
+
+/// One cluster for `decide_from_nodes` and the decisions it calls, which read it in turn.
+struct Shared<'a, 'b>(&'a RefCell<&'b mut dyn Cluster>);
+
+impl Cluster for Shared<'_, '_> {
+    fn list_nodes(&mut self, selector: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.0.borrow_mut().list_nodes(selector, masks)
+    }
+    fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.0.borrow_mut().get_node(name, masks)
+    }
+}
+
+/// With `readNodes`: whether the cluster has nodes of an OS other than the Pod's
+/// (`nodes::other_operating_system`), read only for a Pod the OS pin could change: one whose
+/// images constrain where it runs and whose own constraints admit nodes of another OS. Nodes
+/// that cannot be read follow `onLookupFailure` (`ignoreImage`: the Pod is pinned to its OS).
+fn other_operating_system(
+    pod: &Value,
+    facts: &Facts,
+    cluster: &mut dyn Cluster,
+    warnings: &mut Vec<String>,
+) -> Result<bool, Outcome> {
+    let os = facts.constraints.os.as_str();
+    if facts.unconstrained || !admits_other_os(pod, os, None) {
+        return Ok(false);
+    }
+    let settings = facts.settings;
+    match nodes::other_operating_system(cluster, os, &|other| settings.autoscaled(other)) {
+        Ok(found) => Ok(found),
+        Err(cause) => {
+            let other = other_operating_systems(os).collect::<Vec<_>>().join(", ");
+            let failure = Failure::other_os_nodes(&other, os, facts.subject.name, cause);
+            on_lookup_failure(failure, settings, warnings)?;
+            Ok(true)
+        }
+    }
+}
+
+/// The node OSes other than `os`.
+fn other_operating_systems(os: &str) -> impl Iterator<Item = &'static str> + '_ {
+    platform::NODE_OPERATING_SYSTEMS
+        .into_iter()
+        .filter(move |other| *other != os)
+}
+
+/// Whether the Pod admits a node of an OS other than `os`: through required term `index` with
+/// its nodeSelector, or (`None`) through any of its constraints (`Constraints::admits`).
+fn admits_other_os(pod: &Value, os: &str, term: Option<usize>) -> bool {
+    other_operating_systems(os).any(|other| {
+        let constraints = Constraints::read(&pod["spec"], other);
+        let admits = match term {
+            None => constraints.admits(),
+            Some(index) => constraints.term_admits(index),
+        };
+        admits != Admits::none()
+    })
 }
 
 /// Steps 6 and 7 for a cluster whose architectures are `schedulable`'s: where the Pod may finally
@@ -281,6 +370,8 @@ fn settle(
     } else {
         None
     };
+    // In a cluster of several OSes, the Pod keeps to nodes of its own.
+    let pin_os = schedulable.other_os && !facts.unconstrained;
     let changed = pin(
         pod,
         constraints,
@@ -288,20 +379,22 @@ fn settle(
         &finally,
         &universe,
         builds.as_ref(),
+        pin_os,
         settings,
     );
     if facts.subject.daemon_set {
         warnings.extend(message::daemon_set(admits, &common, &universe));
     }
     warnings.extend(facts.fallback.clone());
-    if changed {
-        // Images that constrain no architecture computed none: no annotation.
-        if !facts.unconstrained {
-            record_architectures(pod, &common);
-        }
-        return Outcome::Changed(warnings);
+    // The annotation records the architectures pinned: none for images that constrain none, nor
+    // for a Pod pinned only to its OS (whose architectures the cluster's Nodes never cut).
+    if changed.architectures && !facts.unconstrained {
+        record_architectures(pod, &common);
     }
-    Outcome::Unchanged(warnings)
+    match changed.architectures || changed.os {
+        true => Outcome::Changed(warnings),
+        false => Outcome::Unchanged(warnings),
+    }
 }
 
 /// Step 1: the Pod's images when the scheduler will place it. A Pod bound to a node (or a
@@ -550,10 +643,12 @@ fn known_images<'a>(
 }
 
 /// Writes what the Pod needs so that it admits exactly the nodes it admitted whose architecture
-/// is in `common`: the architecture expression into each required term that admits others (or
-/// one new term), `matchNodeLabels`, and, for the architectures it may finally run on
-/// (`finally`), the preferred architecture and the tolerations. Returns whether anything
-/// changed.
+/// is in `common` (and, with `pin_os`, whose OS is its own): the architecture expression into
+/// each required term that admits others, the OS expression into each that admits nodes of
+/// another OS (or one new term with what it needs), `matchNodeLabels`, and, for the
+/// architectures it may finally run on (`finally`), the preferred architecture and the
+/// tolerations. Returns what changed.
+#[allow(clippy::too_many_arguments)]
 fn pin(
     pod: &mut Value,
     constraints: &Constraints,
@@ -561,16 +656,35 @@ fn pin(
     finally: &Architectures,
     schedulable: &Architectures,
     windows_builds: Option<&Architectures>,
+    pin_os: bool,
     settings: &Settings,
-) -> bool {
-    let to_constrain: Vec<bool> = match &constraints.terms {
-        None => vec![!constraints.selector_admits().within(common, schedulable)],
-        Some(terms) => (0..terms.len())
-            .map(|index| {
-                !terms[index].empty && !constraints.term_admits(index).within(common, schedulable)
-            })
-            .collect(),
+) -> Changed {
+    // Per required term (or the one new term): the architecture expression where it admits
+    // others, the OS expression where it admits nodes of another OS.
+    let per_term = |index: Option<usize>| {
+        let admits = match index {
+            None => constraints.selector_admits(),
+            Some(index) => constraints.term_admits(index),
+        };
+        let architecture = (!admits.within(common, schedulable))
+            .then(|| affinity::architecture_expression(common));
+        let os = (pin_os && admits_other_os(pod, &constraints.os, index))
+            .then(|| affinity::operating_system_expression(&constraints.os));
+        (architecture, os)
     };
+    let (architectures, operating_systems): (Vec<Vec<Value>>, Vec<Vec<Value>>) =
+        match &constraints.terms {
+            None => vec![per_term(None)],
+            Some(terms) => (0..terms.len())
+                .map(|index| match terms[index].empty {
+                    true => (None, None),
+                    false => per_term(Some(index)),
+                })
+                .collect(),
+        }
+        .into_iter()
+        .map(|(architecture, os)| (Vec::from_iter(architecture), Vec::from_iter(os)))
+        .unzip();
     // Only a value a node label can hold: the Pod's labels are not validated yet when mutating
     // admission runs, and the API server would refuse the Pod for it.
     let mut labels: Vec<(String, Vec<String>)> = settings
@@ -595,12 +709,16 @@ fn pin(
         .map(|(arch, weight)| (arch.to_string(), weight))
         .collect();
 
-    let mut changed = false;
+    let mut changed = Changed::default();
     let Some(spec) = pod.get_mut("spec") else {
-        return false;
+        return changed;
     };
-    if to_constrain.contains(&true) || !labels.is_empty() {
-        changed |= affinity::constrain_required(spec, &to_constrain, common, &labels);
+    if architectures.iter().any(|added| !added.is_empty()) || !labels.is_empty() {
+        changed.architectures |= affinity::constrain_required(spec, &architectures, &labels);
+    }
+    // After the architectures and labels: the expressions the policy adds keep their order.
+    if operating_systems.iter().any(|added| !added.is_empty()) {
+        changed.os = affinity::constrain_required(spec, &operating_systems, &[]);
     }
     // A Pod that already weighs architectures keeps its own preferences.
     if !preferred.is_empty() && !affinity::has_preferred_architecture(spec) {
@@ -608,11 +726,20 @@ fn pin(
             for (arch, weight) in &preferred {
                 list.push(affinity::preferred_term(arch, *weight));
             }
-            changed = true;
+            changed.architectures = true;
         }
     }
-    changed |= tolerations::add_for(spec, finally, &settings.architecture_tolerations);
+    changed.architectures |=
+        tolerations::add_for(spec, finally, &settings.architecture_tolerations);
     changed
+}
+
+/// What `pin` changed: what the architectures need (with `matchNodeLabels`, preferences and
+/// tolerations), and the OS expression.
+#[derive(Debug, Default, Clone, Copy)]
+struct Changed {
+    architectures: bool,
+    os: bool,
 }
 
 /// The architectures to prefer and their weights: the Pod's annotation (with

@@ -73,6 +73,17 @@ impl Failure {
         )
     }
 
+    /// The Nodes of an OS other than the Pod's (`other`) could not be read: under `ignoreImage`
+    /// the Pod is pinned to its OS, as in a cluster of several.
+    pub fn other_os_nodes(other: &str, os: &str, subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's {other} Nodes"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned because the cluster's {other} Nodes could not be read: "),
+            format!("{PREFIX}: the cluster's {other} Nodes could not be read, so the {subject} is pinned to its OS ({os}) as in a cluster of several: "),
+        )
+    }
+
     /// The node a bound Pod runs on could not be read (`accept` and `ignoreImage` alike leave
     /// the Pod unchecked).
     pub fn bound_node(name: &str, subject: &str, cause: String) -> Failure {

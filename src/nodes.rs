@@ -11,6 +11,12 @@
 //! Node can run. Cordoned (`spec.unschedulable`) and tainted Nodes count like the others: cordons
 //! come and go (drains, upgrades), and taints are the Pod's tolerations' business
 //! (`architectureTolerations`).
+//!
+//! Whether the cluster has Nodes of another OS than the Pod's (`other_operating_system`: a Linux
+//! Pod is then pinned to Linux, as a Windows one to Windows) is read last, once, and only for an
+//! outcome that pin can change: every Node of the other OS, unless an `autoscaledArchitectures`
+//! pool of it already says so. A Pod whose own constraints keep it to its OS (the usual
+//! `nodeSelector: kubernetes.io/os: windows` of Windows Pods) reads none.
 
 use serde::Deserialize;
 
@@ -199,6 +205,10 @@ pub struct Schedulable {
     pub note: String,
     /// Every Node of the Pod's OS, when they were read (`windows_builds` reads their builds).
     pub nodes: Option<Vec<Node>>,
+    /// The cluster has nodes of an OS other than the Pod's (setting `clusterOperatingSystems`,
+    /// or Nodes and `autoscaledArchitectures` pools read with `readNodes`): the Pod is pinned to
+    /// its own OS too.
+    pub other_os: bool,
 }
 
 impl Schedulable {
@@ -213,6 +223,7 @@ impl Schedulable {
             from_nodes: false,
             note,
             nodes: None,
+            other_os: false,
         }
     }
 
@@ -264,6 +275,7 @@ impl Schedulable {
             from_nodes: true,
             note,
             nodes,
+            other_os: false,
         }
     }
 }
@@ -295,6 +307,30 @@ fn list(cluster: &mut dyn Cluster, selector: &str) -> Result<Vec<Node>, String> 
             .list_nodes(selector, &FIELD_MASKS)
             .map_err(host_error)?,
     )
+}
+
+/// Whether the cluster has nodes of an OS other than `os`: an `autoscaled` pool of one (no call),
+/// else a Node listed with the selector `kubernetes.io/os=<other>` (one of `selectors`). Errors
+/// are the host's.
+pub fn other_operating_system(
+    cluster: &mut dyn Cluster,
+    os: &str,
+    autoscaled: &dyn Fn(&str) -> Architectures,
+) -> Result<bool, String> {
+    let others = || {
+        platform::NODE_OPERATING_SYSTEMS
+            .into_iter()
+            .filter(move |other| *other != os)
+    };
+    if others().any(|other| !autoscaled(other).is_empty()) {
+        return Ok(true);
+    }
+    for other in others() {
+        if !list(cluster, &format!("{OS_LABEL}={other}"))?.is_empty() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Decides for the cluster's Nodes of `os` (with the `autoscaled` pools of that OS), for a Pod

@@ -15,6 +15,9 @@ pub struct Settings {
     pub default_operating_system: String,
     /// The architectures of the cluster's nodes; empty means unknown (every architecture counts).
     pub schedulable_architectures: Vec<String>,
+    /// The operating systems of the cluster's nodes (`kubernetes.io/os` values); empty means the
+    /// Pods' own only. When it lists an OS other than a Pod's, the Pod is pinned to its OS too.
+    pub cluster_operating_systems: Vec<String>,
     pub on_no_common_architecture: OnNoCommonArchitecture,
     pub on_lookup_failure: OnLookupFailure,
     /// Registry host -> mirror host (with an optional path prefix) used for the lookups.
@@ -60,6 +63,7 @@ impl Default for Settings {
         Settings {
             default_operating_system: "linux".to_string(),
             schedulable_architectures: Vec::new(),
+            cluster_operating_systems: Vec::new(),
             on_no_common_architecture: OnNoCommonArchitecture::Reject,
             on_lookup_failure: OnLookupFailure::IgnoreImage,
             registry_mirrors: BTreeMap::new(),
@@ -290,6 +294,7 @@ impl Settings {
                     .to_string(),
             );
         }
+        self.check_cluster_operating_systems()?;
         if !self.read_nodes && !self.autoscaled_architectures.is_empty() {
             return Err(
                 "autoscaledArchitectures is read only with readNodes: true (without it, list every architecture \
@@ -318,6 +323,50 @@ impl Settings {
             }
         }
         Ok(())
+    }
+
+    /// `clusterOperatingSystems`: node OSes, each once, with `defaultOperatingSystem` among them,
+    /// and only without `readNodes` (which reads them from the Nodes).
+    fn check_cluster_operating_systems(&self) -> Result<(), String> {
+        let listed = &self.cluster_operating_systems;
+        if listed.is_empty() {
+            return Ok(());
+        }
+        if self.read_nodes {
+            return Err(
+                "clusterOperatingSystems and readNodes: true exclude each other: readNodes reads the operating systems \
+                 from the cluster's Nodes (and autoscaledArchitectures)"
+                    .to_string(),
+            );
+        }
+        for os in listed {
+            if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
+                return Err(format!(
+                    "clusterOperatingSystems: {os:?} is no node operating system; use a node `kubernetes.io/os` value: {}",
+                    platform::NODE_OPERATING_SYSTEMS.join(", ")
+                ));
+            }
+        }
+        no_duplicates(
+            "clusterOperatingSystems",
+            &listed.iter().collect::<Vec<_>>(),
+        )?;
+        let default = &self.default_operating_system;
+        if !listed.contains(default) {
+            return Err(format!(
+                "clusterOperatingSystems: {} has no Node of defaultOperatingSystem ({default}), where the Pods that state no OS run; add it, or change defaultOperatingSystem",
+                listed.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the cluster has nodes of an OS other than `os`, as `clusterOperatingSystems` says
+    /// (without `readNodes`).
+    pub fn other_operating_system(&self, os: &str) -> bool {
+        self.cluster_operating_systems
+            .iter()
+            .any(|listed| listed != os)
     }
 
     /// The architectures of `os` node pools that autoscalers create from zero nodes.
@@ -711,6 +760,22 @@ mod tests {
                 "lookupBudgetMilliseconds: 0 is outside 1..30000",
             ),
             (
+                r#"{"clusterOperatingSystems":["linux","Windows"]}"#,
+                "clusterOperatingSystems: \"Windows\" is no node operating system; use a node `kubernetes.io/os` value: linux, windows",
+            ),
+            (
+                r#"{"clusterOperatingSystems":["linux","linux"]}"#,
+                "clusterOperatingSystems: \"linux\" is listed twice",
+            ),
+            (
+                r#"{"clusterOperatingSystems":["windows"]}"#,
+                "clusterOperatingSystems: windows has no Node of defaultOperatingSystem (linux), where the Pods that state no OS run; add it, or change defaultOperatingSystem",
+            ),
+            (
+                r#"{"readNodes":true,"clusterOperatingSystems":["linux","windows"]}"#,
+                "clusterOperatingSystems and readNodes: true exclude each other",
+            ),
+            (
                 r#"{"matchNodeLabels":["Zone Name"]}"#,
                 "matchNodeLabels: \"Zone Name\" is not a label key",
             ),
@@ -785,6 +850,18 @@ mod tests {
         for bad in ["-spin", "spin-", "a..b", "wasm_edge", "spin v2"] {
             assert!(check_dns_subdomain(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn cluster_operating_systems_say_whether_a_pod_has_others() {
+        let both = parse(
+            r#"{"defaultOperatingSystem":"windows","clusterOperatingSystems":["windows","linux"]}"#,
+        )
+        .unwrap();
+        assert!(both.other_operating_system("linux") && both.other_operating_system("windows"));
+        let one = parse(r#"{"clusterOperatingSystems":["linux"]}"#).unwrap();
+        assert!(!one.other_operating_system("linux") && one.other_operating_system("windows"));
+        assert!(!Settings::default().other_operating_system("windows"));
     }
 
     #[test]

@@ -46,17 +46,31 @@ fn node_aware(cluster: &mut FixtureCluster, object: &Value, settings_json: Value
 }
 
 #[test]
-fn images_covering_every_node_architecture_leave_the_pod_unpinned_after_one_empty_list() {
+fn images_covering_every_node_architecture_pin_only_the_os_after_one_empty_list() {
+    // The Windows Node makes the cluster one of two OSes: the Linux Pod is kept to Linux Nodes.
     let mut cluster = mixed();
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
-    r.assert_accepted_unchanged();
+    // No architecture pinned: no annotation.
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
     assert_eq!(
         cluster.calls,
-        [list(
-            "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"
-        )]
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
+            list("kubernetes.io/os=windows")
+        ]
     );
     assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
+    // Without it, nothing to pin: one list, and the Windows one, empty.
+    let mut linux_only = FixtureCluster::of(vec![node("amd-1", "linux", "amd64")]);
+    let r = node_aware(&mut linux_only, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        linux_only.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
+            list("kubernetes.io/os=windows")
+        ]
+    );
 }
 
 #[test]
@@ -67,11 +81,15 @@ fn images_missing_a_node_architecture_are_pinned_to_theirs() {
         &pod(&["ghcr.io/org/amd64-only:1"], json!({})),
         json!({}),
     );
-    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        add_required_os(&["amd64"], "linux")
+    ]));
     assert_eq!(
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
+            list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")
         ]
     );
@@ -90,10 +108,12 @@ fn images_of_an_absent_architecture_are_rejected_naming_both() {
         "image-arch-affinity: the Pod's images all run only on s390x, but the cluster's nodes are amd64, \
          arm64 (setting readNodes: linux Nodes found of amd64, arm64)"
     );
+    // The Windows Nodes are read for the cluster that would have s390x Nodes (the Pod pinned).
     assert_eq!(
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)"),
+            list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (s390x)")
         ]
     );
@@ -109,12 +129,13 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
         json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]}),
     );
     r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
-    // The pool is configured: no second list to find arm64 Nodes.
+    // The pool is configured: no second list to find arm64 Nodes (the Windows list is empty).
     assert_eq!(
         cluster.calls,
-        [list(
-            "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"
-        )]
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
+            list("kubernetes.io/os=windows")
+        ]
     );
     // Without it, the Pod could run nowhere.
     let r = node_aware(&mut cluster, &arm, json!({}));
@@ -168,7 +189,8 @@ fn odd_nodes_count_by_what_can_be_told() {
 fn the_pods_own_constraints_choose_what_is_read() {
     let mut cluster = mixed();
     // The Pod asks for amd64 and its images run there: only whether amd64 Nodes exist matters
-    // (a Pod that can only wait is refused), so those are read, and nothing more.
+    // (a Pod that can only wait is refused), so those are read, and whether Nodes of another OS
+    // exist: the Windows Node makes the Pod pinned to Linux.
     let r = node_aware(
         &mut cluster,
         &pod(
@@ -177,10 +199,13 @@ fn the_pods_own_constraints_choose_what_is_read() {
         ),
         json!({}),
     );
-    r.assert_accepted_unchanged();
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
     assert_eq!(
         cluster.calls,
-        [list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")]
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
+            list("kubernetes.io/os=windows")
+        ]
     );
     // It asks for arm64, its images run only on amd64: refused; which refusal depends on whether
     // the cluster has amd64 Nodes, so both lists are read.
@@ -205,13 +230,32 @@ fn the_pods_own_constraints_choose_what_is_read() {
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")
         ]
     );
-    // A Windows Pod reads the Windows Nodes.
+    // A Windows Pod reads the Windows Nodes, then the Linux ones: it is pinned to Windows
+    // (`spec.os` alone does not keep the scheduler off Linux Nodes).
     cluster.calls.clear();
     let r = node_aware(
         &mut cluster,
         &pod(
             &["ghcr.io/org/windows:1"],
             json!({"os": {"name": "windows"}}),
+        ),
+        json!({}),
+    );
+    r.assert_patch(json!([add_required_os(&[], "windows")]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)"),
+            list("kubernetes.io/os=linux")
+        ]
+    );
+    // With the usual nodeSelector kubernetes.io/os: windows, the Linux Nodes are not read.
+    cluster.calls.clear();
+    let r = node_aware(
+        &mut cluster,
+        &pod(
+            &["ghcr.io/org/windows:1"],
+            json!({"nodeSelector": {"kubernetes.io/os": "windows"}}),
         ),
         json!({}),
     );
@@ -477,7 +521,14 @@ fn what_is_read_does_not_grow_with_the_cluster_when_images_cover_it() {
     );
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
     r.assert_accepted_unchanged();
-    assert_eq!(cluster.calls.len(), 1);
+    // And whether the cluster has Windows Nodes: none.
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
+            list("kubernetes.io/os=windows")
+        ]
+    );
 }
 
 // ---- what is read, per case (docs/node-aware.md) ----
@@ -512,19 +563,26 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
     let multi = pod(&["multi:1"], json!({}));
     let amd = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
     let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
-    // Multi-arch images covering every architecture the cluster has: one list, no Node.
-    assert_eq!(reads(&mut cluster, &multi, json!({})), (1, 0));
-    // Pinned: the Nodes of the other architectures, then those of the images'.
-    assert_eq!(reads(&mut cluster, &amd, json!({})), (2, 5000));
+    // Multi-arch images covering every architecture the cluster has: one empty list, and the
+    // Windows Nodes (the Pod is pinned to Linux).
+    assert_eq!(reads(&mut cluster, &multi, json!({})), (2, 10));
+    // Pinned: the Nodes of the other architectures, the Windows ones, those of the images'.
+    assert_eq!(reads(&mut cluster, &amd, json!({})), (3, 5010));
     // An autoscaled pool of the images' architecture: the other Nodes only.
     let pool = json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]});
-    assert_eq!(reads(&mut cluster, &arm, pool), (1, 2500));
+    assert_eq!(reads(&mut cluster, &arm, pool), (2, 2510));
     // The Pod's own constraints admit only the images' architecture: whether such Nodes exist.
     let selected = pod(
         &["ghcr.io/org/amd64-only:1"],
         json!({"nodeSelector": {"kubernetes.io/arch": "amd64"}}),
     );
-    assert_eq!(reads(&mut cluster, &selected, json!({})), (1, 2500));
+    assert_eq!(reads(&mut cluster, &selected, json!({})), (2, 2510));
+    // A Pod whose nodeSelector fixes its OS reads no other OS.
+    let linux_amd64 = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}}),
+    );
+    assert_eq!(reads(&mut cluster, &linux_amd64, json!({})), (1, 2500));
     // They admit none: refused, the message naming what the cluster has.
     let conflict = pod(
         &["ghcr.io/org/amd64-only:1"],
@@ -533,7 +591,7 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
     assert_eq!(reads(&mut cluster, &conflict, json!({})), (2, 5000));
     // Tolerations of an image architecture: added only if such Nodes exist, so they are read.
     let tolerations = json!({"architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}});
-    assert_eq!(reads(&mut cluster, &multi, tolerations), (2, 5000));
+    assert_eq!(reads(&mut cluster, &multi, tolerations), (3, 5010));
     // A bound Pod: its Node.
     cluster.calls.clear();
     node_aware(
@@ -559,10 +617,11 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
         &Value::Null,
         &settings(json!({"readNodes": true, "pinWindowsBuild": true})),
     );
-    assert_eq!((cluster.calls.len(), cluster.nodes_read), (2, 10));
+    // And every Linux Node, to learn that some exist: the Pod states its OS in spec.os only.
+    assert_eq!((cluster.calls.len(), cluster.nodes_read), (3, 5010));
     assert_eq!(
         r.patch.as_ref().map(|p| p[1]["value"]["nodeAffinity"].to_string()),
-        Some(r#"{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"node.kubernetes.io/windows-build","operator":"In","values":["10.0.20348"]}]}]}}"#.to_string())
+        Some(r#"{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"node.kubernetes.io/windows-build","operator":"In","values":["10.0.20348"]},{"key":"kubernetes.io/os","operator":"In","values":["windows"]}]}]}}"#.to_string())
     );
 }
 
@@ -607,6 +666,7 @@ fn a_refusal_says_which_nodes_were_read_and_that_none_of_the_pods_os_was_found()
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
+            list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)")
         ]
     );

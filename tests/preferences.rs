@@ -159,7 +159,7 @@ fn with_read_nodes_the_fallback_is_cut_to_the_cluster() {
         &settings(json!({"readNodes": true, "fallbackArchitectures": ["amd64", "s390x"]})),
     );
     r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
-    // The fallback stands for the images: their two lists.
+    // The fallback stands for the images: their two lists (and the Windows Nodes: none).
     let list = |selector: &str| {
         format!("list_resources_all v1/Node {selector} masks status.nodeInfo.architecture,status.nodeInfo.operatingSystem")
     };
@@ -167,6 +167,7 @@ fn with_read_nodes_the_fallback_is_cut_to_the_cluster() {
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,s390x)"),
+            list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64,s390x)")
         ]
     );

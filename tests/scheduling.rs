@@ -482,11 +482,16 @@ fn settings_strategy() -> impl Strategy<Value = Value> {
         prop::sample::select(vec![None, Some("validate")].into_iter().chain([Some("mutate"); 10]).collect::<Vec<_>>()),
         prop::sample::select(vec![None, Some("validate"), Some("mutate"), Some("mutate")]),
         prop::bool::weighted(0.3),
-        prop::bool::weighted(0.5),
+        (prop::bool::weighted(0.5), prop::bool::weighted(0.4)),
     )
-        .prop_map(|(schedulable, lookup, no_common, preferred, tolerations, os, workloads, daemon_sets, match_labels, wasm_classes)| {
+        .prop_map(|(schedulable, lookup, no_common, preferred, tolerations, os, workloads, daemon_sets, match_labels, (wasm_classes, several_oses))| {
             let mut settings = json!({"schedulableArchitectures": schedulable, "onLookupFailure": lookup,
                 "onNoCommonArchitecture": no_common, "defaultOperatingSystem": os});
+            // A cluster of Linux and Windows nodes (clusterOperatingSystems), else of the Pods'
+            // own OS only.
+            if several_oses {
+                settings["clusterOperatingSystems"] = json!(["linux", "windows"]);
+            }
             if wasm_classes {
                 settings["wasmRuntimeClasses"] = json!(["wasmedge", WASM_CLASS]);
             }
@@ -663,6 +668,8 @@ struct Counts {
     exempt: Cell<usize>,
     rejected: Cell<usize>,
     mutated: Cell<usize>,
+    /// Pinned results judged over nodes of another OS than the Pod's (clusterOperatingSystems).
+    other_os: Cell<usize>,
 }
 
 fn bump(cell: &Cell<usize>) {
@@ -923,6 +930,36 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         result
     );
     let result_pod = unwrap(kind, &result);
+    // In a cluster of several OSes (clusterOperatingSystems), the nodes of the others: the result
+    // admits none of them, unless its images run anywhere (WebAssembly builds only, or under a
+    // WebAssembly RuntimeClass: no OS is pinned), when it admits those the original did (of the
+    // Pod's zone, with `matchNodeLabels`).
+    let listed = strings(&case.settings["clusterOperatingSystems"]);
+    let others: Vec<&Node> = nodes
+        .iter()
+        .filter(|n| n.os() != os && listed.contains(&n.os()))
+        .filter(|n| schedulable.is_empty() || schedulable.contains(n.arch()))
+        .collect();
+    let anywhere = known.iter().all(|image| match image.wasm {
+        Wasm::Only | Wasm::Spin => true,
+        Wasm::Entry => wasm_runtime,
+        Wasm::None => false,
+    });
+    if !others.is_empty() {
+        bump(&counts.other_os);
+    }
+    for node in &others {
+        let expected = anywhere
+            && admits(spec, node)
+            && pod_zone.is_none_or(|zone| node.label("zone") == Some(zone));
+        prop_assert_eq!(
+            admits(&result_pod["spec"], node),
+            expected,
+            "a node of another OS ({:?}); result spec {}",
+            node.labels,
+            result_pod["spec"]
+        );
+    }
     let now = admitted(&result_pod["spec"]);
     prop_assert_eq!(
         &now,
@@ -1052,8 +1089,8 @@ fn property(what: &str, kinds: Vec<&'static str>) {
     let _ = writeln!(
         std::io::stderr(),
         "scheduling equivalence, {what}: {} cases ({} with a named-node matchFields term, {} decided with a WebAssembly image, {} of them \
-         under a wasmRuntimeClass, {} with image volumes, {} exempt, {} rejected or warned, {} mutated) over {} nodes in {:.1} s, seed {seed} \
-         (SCHEDULING_SEED={seed} repeats it)",
+         under a wasmRuntimeClass, {} with image volumes, {} exempt, {} rejected or warned, {} mutated, {} accepted judged over the nodes of \
+         another OS) over {} nodes in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.named_node.get(),
         counts.webassembly.get(),
@@ -1062,12 +1099,20 @@ fn property(what: &str, kinds: Vec<&'static str>) {
         counts.exempt.get(),
         counts.rejected.get(),
         counts.mutated.get(),
+        counts.other_os.get(),
         nodes.len(),
         started.elapsed().as_secs_f64()
     );
     if let Err(error) = result {
         panic!("{error}\nseed {seed}: SCHEDULING_SEED={seed} cargo test --test scheduling");
     }
+    // No vacuous run: from 1,000 cases, at least 5% of them judged over another OS's nodes.
+    let cases = counts.cases.get();
+    assert!(
+        cases < 1000 || counts.other_os.get() * 20 >= cases,
+        "only {} of {cases} cases judged over the nodes of another OS (seed {seed})",
+        counts.other_os.get()
+    );
 }
 
 #[test]
@@ -1202,7 +1247,7 @@ struct NodeCounts {
     cases: Cell<usize>,
     rejected: Cell<usize>,
     mutated: Cell<usize>,
-    lists: [Cell<usize>; 3],
+    lists: [Cell<usize>; 4],
 }
 
 fn check_node_aware(
@@ -1241,6 +1286,23 @@ fn check_node_aware(
         .map(|(os, arches)| json!({"os": os, "architectures": arches}))
         .collect::<Vec<_>>());
     fixed["schedulableArchitectures"] = json!(architectures);
+    // The OSes of the cluster's Nodes and pools: what clusterOperatingSystems says (with
+    // readNodes, read from them). The setting needs defaultOperatingSystem among them; where it
+    // is not, the Pod states its own OS (the cluster has Nodes of it), and the default is moot.
+    node_aware
+        .as_object_mut()
+        .unwrap()
+        .remove("clusterOperatingSystems");
+    let oses: BTreeSet<&str> = cluster
+        .nodes
+        .iter()
+        .map(|node| node.0)
+        .chain(cluster.pools.iter().map(|pool| pool.0))
+        .collect();
+    fixed["clusterOperatingSystems"] = json!(oses);
+    if !oses.contains(default_os) {
+        fixed["defaultOperatingSystem"] = json!(os);
+    }
     // The weighted form of a preferred architecture, every other case; a fallback for Pods none
     // of whose images could be looked up, under ignoreImage.
     let weighted = case.pod["metadata"]["labels"]["zone"] == "a";
@@ -1315,7 +1377,7 @@ fn check_node_aware(
             call
         );
     }
-    prop_assert!(calls.len() <= 2, "{:?}", calls);
+    prop_assert!(calls.len() <= 3, "{:?}", calls);
     counts.lists[calls.len()].set(counts.lists[calls.len()].get() + 1);
     let verdict = |run: &common::Run| match &run.decision.verdict {
         Verdict::Reject(message) => Verdict::Reject(without_setting(message)),
@@ -1388,13 +1450,14 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
     let _ = writeln!(
         std::io::stderr(),
         "readNodes decides as schedulableArchitectures, {what}: {} cases ({} rejected or warned, {} mutated; \
-         0/1/2 Node lists: {}/{}/{}) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+         0/1/2/3 Node lists: {}/{}/{}/{}) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.rejected.get(),
         counts.mutated.get(),
         counts.lists[0].get(),
         counts.lists[1].get(),
         counts.lists[2].get(),
+        counts.lists[3].get(),
         started.elapsed().as_secs_f64()
     );
     if let Err(error) = result {

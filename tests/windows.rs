@@ -231,19 +231,22 @@ fn node_aware(cluster: &mut FixtureCluster, images: &[&str], extra: Value) -> Ru
 const OTHER_ARCH: &str = "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)";
 
 #[test]
-fn with_nodes_read_images_covering_every_windows_build_are_not_pinned_after_one_list_more() {
+fn with_nodes_read_images_covering_every_windows_build_pin_only_the_os_after_one_list_more() {
     let mut cluster = FixtureCluster::of(vec![
         windows_node("win-1", "amd64", Some("10.0.20348")),
         windows_node("win-2", "amd64", Some("10.0.17763")),
         node("lin-1", "linux", "amd64"),
     ]);
     let r = node_aware(&mut cluster, &["ghcr.io/org/win-both:1"], json!({}));
-    r.assert_accepted_unchanged();
+    // No build to pin; the Linux Node keeps the Pod, which states its OS in spec.os only, to
+    // Windows Nodes.
+    r.assert_patch(json!([add_required_os(&[], "windows")]));
     assert_eq!(
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
+            list("kubernetes.io/os=linux")
         ]
     );
 }
@@ -266,7 +269,8 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
+            list("kubernetes.io/os=linux")
         ]
     );
     // A Node without the label counts as another build: the Pod is pinned off it.
@@ -281,7 +285,7 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
     ]));
-    assert_eq!(cluster.calls.len(), 2);
+    assert_eq!(cluster.calls.len(), 3);
 }
 
 #[test]
@@ -338,7 +342,8 @@ fn with_nodes_read_the_nodes_listed_for_the_architecture_pin_are_reused() {
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
+            list("kubernetes.io/os=linux")
         ]
     );
 }
@@ -362,7 +367,8 @@ fn with_nodes_read_an_autoscaled_windows_pool_pins_the_image_builds_unconfirmed(
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
+            list("kubernetes.io/os=linux")
         ]
     );
 }
@@ -372,7 +378,11 @@ fn with_nodes_read_images_without_os_version_read_no_build() {
     let mut cluster = FixtureCluster::of(vec![windows_node("win-1", "amd64", Some("10.0.17763"))]);
     let r = node_aware(&mut cluster, &["ghcr.io/org/win-any:1"], json!({}));
     r.assert_accepted_unchanged();
-    assert_eq!(cluster.calls, [list(OTHER_ARCH)]);
+    // And whether Linux Nodes exist (none).
+    assert_eq!(
+        cluster.calls,
+        [list(OTHER_ARCH), list("kubernetes.io/os=linux")]
+    );
 }
 
 #[test]

@@ -539,6 +539,20 @@ pub fn add_required(architectures: &[&str]) -> Value {
             {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": architectures}]}]}}}})
 }
 
+/// As `add_required`, with `kubernetes.io/os In [os]` after the architectures (none: the OS
+/// alone), as a Pod gets in a cluster of several OSes.
+pub fn add_required_os(architectures: &[&str], os: &str) -> Value {
+    let mut expressions = Vec::new();
+    if !architectures.is_empty() {
+        expressions
+            .push(json!({"key": "kubernetes.io/arch", "operator": "In", "values": architectures}));
+    }
+    expressions.push(json!({"key": "kubernetes.io/os", "operator": "In", "values": [os]}));
+    json!({"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": expressions}]}}}})
+}
+
 /// The annotation patch operation for a Pod without annotations.
 pub fn add_annotation(architectures: &str) -> Value {
     json!({"op": "add", "path": "/metadata/annotations", "value": {

@@ -1,0 +1,245 @@
+//! Clusters of several operating systems (setting `clusterOperatingSystems`, or the Nodes read
+//! with `readNodes`): the Pod is kept to Nodes of its own OS as well as to its images'
+//! architectures, with the fewest expressions.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+/// A cluster of amd64 and arm64 nodes, of Linux and Windows.
+fn mixed_settings(extra: Value) -> Value {
+    let mut settings = json!({"clusterOperatingSystems": ["linux", "windows"],
+        "schedulableArchitectures": ["amd64", "arm64"]});
+    for (key, value) in extra.as_object().unwrap() {
+        settings[key] = value.clone();
+    }
+    settings
+}
+
+fn terms(run: &Run) -> Value {
+    match &run.decision.verdict {
+        image_arch_affinity::decision::Verdict::Mutate(pod) => pod["spec"]["affinity"]
+            ["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            .clone(),
+        other => panic!("not mutated: {other:?}"),
+    }
+}
+
+#[test]
+fn a_linux_pod_in_a_cluster_of_linux_and_windows_nodes_is_pinned_to_linux_and_its_architectures() {
+    let r = run(
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({})),
+        mixed_settings(json!({})),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        add_required_os(&["amd64"], "linux")
+    ]));
+    // Multi-arch images: the OS alone, and no annotation (no architecture pinned).
+    let r = run(&pod(&["multi:1"], json!({})), mixed_settings(json!({})));
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
+    // A cluster of one OS: nothing for the multi-arch Pod, the architecture alone otherwise.
+    let one = json!({"schedulableArchitectures": ["amd64", "arm64"]});
+    run(&pod(&["multi:1"], json!({})), one.clone()).assert_accepted_unchanged();
+    let one = json!({"clusterOperatingSystems": ["linux"], "schedulableArchitectures": ["amd64", "arm64"]});
+    run(&pod(&["multi:1"], json!({})), one.clone()).assert_accepted_unchanged();
+    run(&pod(&["ghcr.io/org/amd64-only:1"], json!({})), one)
+        .assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+}
+
+#[test]
+fn a_windows_pod_stating_its_os_in_spec_os_only_is_pinned_to_windows() {
+    // spec.os is checked by the API server and the kubelet, never by the scheduler.
+    let r = run(
+        &pod(
+            &["ghcr.io/org/windows:1"],
+            json!({"os": {"name": "windows"}}),
+        ),
+        mixed_settings(json!({})),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        add_required_os(&["amd64"], "windows")
+    ]));
+    // With a nodeSelector on kubernetes.io/os (or its beta label), the architecture alone.
+    for key in ["kubernetes.io/os", "beta.kubernetes.io/os"] {
+        let r = run(
+            &pod(
+                &["ghcr.io/org/windows:1"],
+                json!({"os": {"name": "windows"}, "nodeSelector": {key: "windows"}}),
+            ),
+            mixed_settings(json!({})),
+        );
+        r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    }
+}
+
+#[test]
+fn only_the_terms_that_admit_nodes_of_another_os_get_the_os_expression() {
+    // Term 0 already asks for Linux; term 1 does not; term 2 is empty (it matches nothing).
+    let required = json!({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+        {}]}});
+    let r = run(
+        &pod(
+            &["ghcr.io/org/amd64-only:1"],
+            json!({"affinity": {"nodeAffinity": required}}),
+        ),
+        mixed_settings(json!({})),
+    );
+    assert_eq!(
+        terms(&r),
+        json!([
+            {"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]},
+            {"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["a"]},
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+            {}])
+    );
+    // `NotIn [windows]` keeps a term off Windows Nodes as well: nothing added there.
+    let not_windows = json!({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "NotIn", "values": ["windows"]}]}]}});
+    let r = run(
+        &pod(
+            &["multi:1"],
+            json!({"affinity": {"nodeAffinity": not_windows}}),
+        ),
+        mixed_settings(json!({})),
+    );
+    r.assert_accepted_unchanged();
+    // The OS expression follows the architecture and the matchNodeLabels ones.
+    let mut labelled = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    labelled["metadata"]["labels"]["team"] = json!("blue");
+    let r = run(
+        &labelled,
+        mixed_settings(json!({"matchNodeLabels": ["team"]})),
+    );
+    assert_eq!(
+        terms(&r),
+        json!([{"matchExpressions": [
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+            {"key": "team", "operator": "In", "values": ["blue"]},
+            {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}])
+    );
+}
+
+#[test]
+fn refusals_and_images_that_run_anywhere_are_as_in_a_cluster_of_one_os() {
+    // The Pod asks for arm64 that its images do not run on: the same refusal either way.
+    let asks_arm = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}),
+    );
+    assert_eq!(
+        run(&asks_arm, mixed_settings(json!({}))).rejection(),
+        run(&asks_arm, json!({})).rejection()
+    );
+    // A bound Pod (checked against its node with readNodes only): unchanged.
+    run(
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({"nodeName": "n1"})),
+        mixed_settings(json!({})),
+    )
+    .assert_accepted_unchanged();
+    // A WebAssembly image (run by a shim on any node): no OS is pinned either.
+    let mut registry = FixtureRegistry::new();
+    registry.index(
+        "ghcr.io/org/wasm-index:1",
+        &json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": DIGEST,
+                "size": 500, "platform": {"os": "wasip1", "architecture": "wasm"}}]})
+        .to_string(),
+    );
+    run_with(
+        &mut registry,
+        &pod(&["ghcr.io/org/wasm-index:1"], json!({})),
+        &settings(mixed_settings(json!({}))),
+    )
+    .assert_accepted_unchanged();
+}
+
+#[test]
+fn a_template_under_mutate_is_pinned_like_a_pod() {
+    let template = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"template": {"metadata": template["metadata"], "spec": template["spec"]}}});
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        &mut FixtureCluster::of(Vec::new()),
+        "Deployment",
+        "CREATE",
+        &deployment,
+        &Value::Null,
+        &settings(mixed_settings(json!({"workloadTemplates": "mutate"}))),
+    );
+    let patch = r.patch.expect("a patch");
+    assert_eq!(
+        patch[1]["value"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"],
+        json!({"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+            {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]})
+    );
+    assert_eq!(patch[1]["path"], "/spec/template/spec/affinity");
+}
+
+#[test]
+fn with_read_nodes_other_os_nodes_that_cannot_be_read_follow_on_lookup_failure() {
+    // The Linux Nodes are read (first call); the Windows list fails.
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("win-1", "windows", "amd64"),
+    ]);
+    cluster.failure = Some(
+        "Host error: error invoking host capability kubernetes.list_resources_all: connection refused"
+            .to_string(),
+    );
+    cluster.fail_from = Some(1);
+    let multi = pod(&["multi:1"], json!({}));
+    let node_aware = |cluster: &mut FixtureCluster, extra: Value| {
+        let mut settings_json = extra;
+        settings_json["readNodes"] = json!(true);
+        cluster.calls.clear();
+        run_in_cluster(
+            &mut FixtureRegistry::new(),
+            cluster,
+            "Pod",
+            "CREATE",
+            &multi,
+            &Value::Null,
+            &settings(settings_json),
+        )
+    };
+    // ignoreImage: pinned to its OS, with a warning.
+    let r = node_aware(&mut cluster, json!({}));
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the cluster's windows Nodes could not be read, so the Pod is pinned to its OS \
+          (linux) as in a cluster of several: error invoking host capability kubernetes.list_resources_all: \
+          connection refused"]
+    );
+    let r = node_aware(&mut cluster, json!({"onLookupFailure": "accept"}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the Pod was not pinned because the cluster's windows Nodes could not be read: \
+          error invoking host capability kubernetes.list_resources_all: connection refused"]
+    );
+    let r = node_aware(&mut cluster, json!({"onLookupFailure": "reject"}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot read the cluster's windows Nodes: error invoking host capability \
+         kubernetes.list_resources_all: connection refused (setting onLookupFailure: reject)"
+    );
+    // An autoscaled Windows pool says the cluster has Windows Nodes: no Windows list.
+    let r = node_aware(
+        &mut cluster,
+        json!({"autoscaledArchitectures": [{"os": "windows", "architectures": ["amd64"]}]}),
+    );
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
+    assert_eq!(cluster.calls.len(), 1);
+}
