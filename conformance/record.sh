@@ -97,6 +97,8 @@ pod_request "$(containers "$R/multi/oci-index@$MULTI_OCI_INDEX_DIGEST" "$R/singl
 record pin-by-digest "References by digest and by tag@digest"
 pod_request "$(containers "$R/multi/windows-linux:1.0" | jq -c '. + {os: {name: "windows"}}')"
 record pin-windows-pod "A Windows Pod counts the windows entries"
+record pin-windows-pod-mixed-os "A Windows Pod in a cluster of Linux and Windows nodes (clusterOperatingSystems): pinned to windows too" \
+  --settings-json '{"clusterOperatingSystems":["linux","windows"]}'
 pod_request "$(containers "$R/multi/empty-os:1.0")"
 record pin-empty-os "Index entries with an empty os string count for every OS"
 pod_request "$(containers "$R/multi/oci-index:1.0" | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
@@ -168,21 +170,30 @@ record workload-update-unchanged-images "A workload UPDATE that leaves images an
 readnodes=(--allow-context-aware --settings-json '{"readNodes":true}')
 N=registry.example.com
 { oci $N/multi:1.0 linux/amd64 linux/arm64
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"; } >"$S"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/multi:1.0)"
 record nodes-covered "readNodes: a multi-arch Pod left unpinned after one list that selects no Node" --session "$S" "${readnodes[@]}"
 { oci $N/amd64-only:1.0 linux/amd64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$S"
 pod_request "$(containers $N/amd64-only:1.0)"
-record nodes-pinned "readNodes: an amd64-only Pod pinned after two lists" --session "$S" "${readnodes[@]}"
+record nodes-pinned "readNodes: an amd64-only Pod pinned after the two lists of its OS (and an empty Windows one)" --session "$S" "${readnodes[@]}"
+{ oci $N/amd64-only:1.0 linux/amd64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$S"
+record nodes-other-os "readNodes: an amd64-only Pod in a cluster with an untainted Windows amd64 Node: pinned to amd64 and linux" --session "$S" "${readnodes[@]}"
 { oci $N/s390x-only:1.0 linux/s390x
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)" "$( (amd_nodes; arm_nodes) | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (s390x)" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/s390x-only:1.0)"
 record nodes-absent-architecture "readNodes: images that run on no Node: rejected" --session "$S" "${readnodes[@]}"
 { oci $N/arm64-only:1.0 linux/arm64
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"; } >"$S"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/arm64-only:1.0)"
 record nodes-autoscaled-pool "readNodes: an autoscaled arm64 pool at zero Nodes: pinned" --session "$S" \
   --allow-context-aware --settings-json '{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
@@ -212,17 +223,20 @@ record nodes-not-allowed "readNodes without --allow-context-aware: the host refu
 
 { oci $N/multi:1.0 linux/amd64 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/multi:1.0 | jq -c '. + {nodeSelector: {"kubernetes.io/arch": "arm64"}}')"
 record nodes-can-only-wait "readNodes: a Pod whose nodeSelector asks for arm64 in a cluster of amd64 Nodes: refused" --session "$S" "${readnodes[@]}"
 { oci $N/multi:1.0 linux/amd64 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$( (node s390x-1 linux s390x) | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"; } >"$S"
 pod_request "$(containers $N/multi:1.0)"
 record nodes-pin-cut-to-cluster "readNodes: a multi-arch Pod in a cluster of amd64 and s390x Nodes: pinned to amd64 only" --session "$S" "${readnodes[@]}"
 { oci_windows $N/win-2022:1.0 10.0.20348.2527
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY"
-  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch in (amd64)" "$( (node win-2 windows amd64 '{"metadata":{"labels":{"node.kubernetes.io/windows-build":"10.0.17763"}}}'; win_nodes) | node_list)"; } >"$S"
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch in (amd64)" "$( (node win-2 windows amd64 '{"metadata":{"labels":{"node.kubernetes.io/windows-build":"10.0.17763"}}}'; win_nodes) | node_list)"
+  list_nodes "kubernetes.io/os=linux" "$EMPTY"; } >"$S"
 pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$N'/win-2022:1.0"}]}'
 record nodes-windows-builds "readNodes, pinWindowsBuild: Windows Nodes of two builds, read with the fixed selectors: pinned to the image's" --session "$S" \
   --allow-context-aware --settings-json '{"readNodes":true,"pinWindowsBuild":true}'
@@ -279,6 +293,8 @@ record settings-weight-out-of-range "preferredArchitectureWeight 0: refused at l
 record settings-unknown-architecture "An architecture no node reports: refused at load" --settings-json '{"schedulableArchitectures":["x86_64"]}'
 record settings-unknown-field "A misspelled setting: refused at load" --settings-json '{"onLookupFailur":"accept"}'
 record settings-not-an-object "Settings that are not an object" --settings-json '[1]'
+record settings-cluster-os-without-default "clusterOperatingSystems without defaultOperatingSystem: refused at load" \
+  --settings-json '{"clusterOperatingSystems":["windows"]}'
 
 # ---- the host itself: manifests, AdmissionReviews, traps ----
 pod_request "$(containers "$R/multi/oci-index:1.0")"
