@@ -224,8 +224,12 @@ evaluate() {
     'preferredArchitectures: "arm64" is listed twice'
   refused '{"onLookupFailure":"accept","fallbackArchitectures":["amd64"]}' \
     'fallbackArchitectures applies under onLookupFailure: ignoreImage only (with accept a Pod whose lookups fail is left unpinned, with reject it is rejected)'
+  refused '{"clusterOperatingSystems":["linux","Linux"]}' \
+    'clusterOperatingSystems: "Linux" is no node operating system; use a node `kubernetes.io/os` value: linux, windows'
+  refused '{"readNodes":true,"clusterOperatingSystems":["linux","windows"]}' \
+    "clusterOperatingSystems and readNodes: true exclude each other: readNodes reads the operating systems from the cluster's Nodes (and autoscaledArchitectures)"
   refused '{"onLookupFailur":"accept"}' \
-    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `preferredArchitectures`, `fallbackArchitectures`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild`, `wasmRuntimeClasses` at line 1 column 17'
+    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `clusterOperatingSystems`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `preferredArchitectures`, `fallbackArchitectures`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild`, `wasmRuntimeClasses` at line 1 column 17'
 }
 
 @test "index entries without an os field: the host cannot parse the index, a lookup failure" {

@@ -97,6 +97,7 @@ fn the_form_as_it_comes_is_valid() {
         [
             "architectureTolerations",
             "autoscaledArchitectures",
+            "clusterOperatingSystems",
             "daemonSetTemplates",
             "defaultOperatingSystem",
             "fallbackArchitectures",
