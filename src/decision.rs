@@ -372,6 +372,8 @@ fn settle(
     };
     // In a cluster of several OSes, the Pod keeps to nodes of its own.
     let pin_os = schedulable.other_os && !facts.unconstrained;
+    // (Read before `pin` writes the OS expression.)
+    let daemon_set_other_os = facts.subject.daemon_set && pin_os && admits_other_os(pod, os, None);
     let changed = pin(
         pod,
         constraints,
@@ -384,6 +386,9 @@ fn settle(
     );
     if facts.subject.daemon_set {
         warnings.extend(message::daemon_set(admits, &common, &universe));
+        if daemon_set_other_os {
+            warnings.push(message::daemon_set_other_os(os));
+        }
     }
     warnings.extend(facts.fallback.clone());
     // The annotation records the architectures pinned: none for images that constrain none, nor

@@ -201,6 +201,20 @@ pub(crate) fn daemon_set(
     ))
 }
 
+/// A DaemonSet whose template admits nodes of another OS than its own (`os`) in a cluster of
+/// several: its Pods fail there too.
+pub(crate) fn daemon_set_other_os(os: &str) -> String {
+    let others = platform::NODE_OPERATING_SYSTEMS
+        .into_iter()
+        .filter(|other| *other != os)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{PREFIX}: this DaemonSet runs {os} images, and the cluster has {others} nodes its template admits: its Pods will fail there. \
+         Add a nodeSelector kubernetes.io/os: {os}, or set daemonSetTemplates: mutate"
+    )
+}
+
 /// No image of the Pod could be looked up (`webassembly`: none but WebAssembly ones): it is
 /// pinned to `fallbackArchitectures`. `images`: those whose lookup failed, as [`named`] names
 /// them.

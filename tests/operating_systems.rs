@@ -243,3 +243,37 @@ fn with_read_nodes_other_os_nodes_that_cannot_be_read_follow_on_lookup_failure()
     r.assert_patch(json!([add_required_os(&[], "linux")]));
     assert_eq!(cluster.calls.len(), 1);
 }
+
+#[test]
+fn a_daemon_set_under_validate_is_warned_about_the_nodes_of_the_other_os() {
+    let template = pod(&["multi:1"], json!({}));
+    let daemon_set = |spec: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "d", "namespace": "default"},
+            "spec": {"template": {"metadata": template["metadata"], "spec": spec}}})
+    };
+    let evaluate = |object: &Value| {
+        run_in_cluster(
+            &mut FixtureRegistry::new(),
+            &mut FixtureCluster::of(Vec::new()),
+            "DaemonSet",
+            "CREATE",
+            object,
+            &Value::Null,
+            &settings(mixed_settings(json!({}))),
+        )
+    };
+    let r = evaluate(&daemon_set(template["spec"].clone()));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: this DaemonSet runs linux images, and the cluster has windows nodes its template \
+          admits: its Pods will fail there. Add a nodeSelector kubernetes.io/os: linux, or set daemonSetTemplates: mutate"]
+    );
+    // With the nodeSelector it advises: no warning.
+    let mut spec = template["spec"].clone();
+    spec["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
+    let r = evaluate(&daemon_set(spec));
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings, Vec::<String>::new());
+}

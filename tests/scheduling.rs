@@ -878,6 +878,21 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
             mutated.clone()
         }
     };
+    // In a cluster of several OSes (clusterOperatingSystems), the nodes of the others: the result
+    // admits none of them, unless its images run anywhere (WebAssembly builds only, or under a
+    // WebAssembly RuntimeClass: no OS is pinned), when it admits those the original did (of the
+    // Pod's zone, with `matchNodeLabels`).
+    let listed = strings(&case.settings["clusterOperatingSystems"]);
+    let others: Vec<&Node> = nodes
+        .iter()
+        .filter(|n| n.os() != os && listed.contains(&n.os()))
+        .filter(|n| schedulable.is_empty() || schedulable.contains(n.arch()))
+        .collect();
+    let anywhere = known.iter().all(|image| match image.wasm {
+        Wasm::Only | Wasm::Spin => true,
+        Wasm::Entry => wasm_runtime,
+        Wasm::None => false,
+    });
     // Pods are always pinned; a workload template only with `workloadTemplates: mutate`, a
     // DaemonSet's also with `daemonSetTemplates: mutate` (docs/design.md "Workloads").
     let mode = |key: &str| case.settings[key] == "mutate";
@@ -916,6 +931,18 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
             failing,
             run.decision.warnings
         );
+        // And about the nodes of another OS its template admits, unless its images run anywhere.
+        let os_warned = run
+            .decision
+            .warnings
+            .iter()
+            .any(|w| w.contains("this DaemonSet runs "));
+        prop_assert_eq!(
+            os_warned,
+            kind == "DaemonSet" && !anywhere && others.iter().any(|node| admits(spec, node)),
+            "DaemonSet warning for the nodes of another OS: {:?}",
+            run.decision.warnings
+        );
         return Ok(());
     }
     prop_assert!(
@@ -930,21 +957,6 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         result
     );
     let result_pod = unwrap(kind, &result);
-    // In a cluster of several OSes (clusterOperatingSystems), the nodes of the others: the result
-    // admits none of them, unless its images run anywhere (WebAssembly builds only, or under a
-    // WebAssembly RuntimeClass: no OS is pinned), when it admits those the original did (of the
-    // Pod's zone, with `matchNodeLabels`).
-    let listed = strings(&case.settings["clusterOperatingSystems"]);
-    let others: Vec<&Node> = nodes
-        .iter()
-        .filter(|n| n.os() != os && listed.contains(&n.os()))
-        .filter(|n| schedulable.is_empty() || schedulable.contains(n.arch()))
-        .collect();
-    let anywhere = known.iter().all(|image| match image.wasm {
-        Wasm::Only | Wasm::Spin => true,
-        Wasm::Entry => wasm_runtime,
-        Wasm::None => false,
-    });
     if !others.is_empty() {
         bump(&counts.other_os);
     }
