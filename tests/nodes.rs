@@ -492,10 +492,13 @@ fn a_daemon_set_warning_names_the_node_architectures_its_images_lack() {
         &settings(json!({"readNodes": true})),
     );
     r.assert_accepted_unchanged();
+    // And the mixed cluster's Windows Node, which its template admits too.
     assert_eq!(
         r.decision.warnings,
         ["image-arch-affinity: this DaemonSet's images run only on amd64: its Pods will fail on the arm64 nodes. \
-          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+          Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate",
+         "image-arch-affinity: this DaemonSet runs linux images, and the cluster has windows nodes its template \
+          admits: its Pods will fail there. Add a nodeSelector kubernetes.io/os: linux, or set daemonSetTemplates: mutate"]
     );
 }
 
