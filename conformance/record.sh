@@ -173,7 +173,7 @@ N=registry.example.com
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/multi:1.0)"
-record nodes-covered "readNodes: a multi-arch Pod left unpinned after one list that selects no Node" --session "$S" "${readnodes[@]}"
+record nodes-covered "readNodes: a multi-arch Pod left unpinned after one list that selects no Node and an empty Windows list" --session "$S" "${readnodes[@]}"
 { oci $N/amd64-only:1.0 linux/amd64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"

@@ -112,6 +112,23 @@ win_nodes() { node win-1 windows amd64; }
 
 EMPTY='{"apiVersion":"v1","kind":"NodeList","metadata":{"resourceVersion":"48213"},"items":[]}'
 
+# pin_os_patch OS [ARCH...]: the patch for a Pod without affinity nor annotations pinned to OS (a
+# cluster with Nodes of another OS) and to ARCH...: the OS expression after the architecture one,
+# and the annotation only when an architecture is pinned.
+pin_os_patch() {
+  local os=$1
+  shift
+  local arches
+  arches=$(printf '%s\n' "$@" | jq -R 'select(. != "")' | jq -sc .)
+  jq -nc --arg os "$os" --argjson a "$arches" '
+    (if ($a | length) > 0 then [{key: "kubernetes.io/arch", operator: "In", values: $a}] else [] end) as $arch
+    | (if ($a | length) > 0
+       then [{op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": ($a | join(","))}}]
+       else [] end)
+    + [{op: "add", path: "/spec/affinity", value: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution:
+        {nodeSelectorTerms: [{matchExpressions: ($arch + [{key: "kubernetes.io/os", operator: "In", values: [$os]}])}]}}}}]'
+}
+
 # audit_request NODE IMAGE: what the audit scanner sends for a running Pod: a CREATE of the live
 # object (spec.nodeName, status), no user.
 audit_request() {

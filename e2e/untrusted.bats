@@ -45,6 +45,7 @@ replay() {
   RESPONSE=$(echo "$output" | tail -n 1)
   [[ "$stderr" != *"Replay error"* ]]
   [[ "$stderr" != *"recorded responses is empty"* ]]
+  [[ "$stderr" != *"recorded exchanges have not been replayed"* ]]
 }
 
 # label_values: every value the response's patch gives a node label (expression values,
@@ -113,10 +114,12 @@ valid_label_values() {
 @test "readNodes: odd images and hostile Pod values send only the fixed selectors" {
   R=registry.example.com
   # The odd image's runnable entry (amd64); the Pod's terms name random values: the Nodes are
-  # read with selectors of the images' architectures only.
+  # read with selectors of the images' architectures only, and the Windows ones (the mixed
+  # cluster's Windows Node pins the Pod to linux too) with the plain OS selector.
   printf -- "- type: Exchange\n  request: |\n    !OciManifest\n    image: %s\n  response:\n    type: Success\n    payload: '%s'\n" \
     "$R/odd:1.0" '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"'"$DIGEST"'","size":1,"platform":{"os":"linux","architecture":"amd64"}},{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"'"$DIGEST"'","size":1,"platform":{"os":"linux","architecture":"s390x),pool in (zz"}}]}' >"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)" >>"$SESSION"
+  list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
   pod_request '{"containers":[{"name":"c","image":"'$R'/odd:1.0"}],"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
     {"matchExpressions":[{"key":"kubernetes.io/arch","operator":"NotIn","values":["riscv64","x y","loong64"]}]}]}}}}'
@@ -124,7 +127,9 @@ valid_label_values() {
   [ "$(patch)" = "$(jq -nc '[
     {op: "add", path: "/metadata/annotations", value: {"image-arch-affinity.kubewarden.io/architectures": "amd64"}},
     {op: "add", path: "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1",
-     value: {key: "kubernetes.io/arch", operator: "In", values: ["amd64"]}}]')" ]
+     value: {key: "kubernetes.io/arch", operator: "In", values: ["amd64"]}},
+    {op: "add", path: "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/2",
+     value: {key: "kubernetes.io/os", operator: "In", values: ["linux"]}}]')" ]
   [ "$(warning_count)" = 1 ]
   label_values | valid_label_values
 }
