@@ -219,8 +219,10 @@ fn settle_from_nodes(
         if matches!(outcome, Outcome::Rejected(..)) {
             return Ok((outcome, decided));
         }
+        // The warnings so far, and those of a failed read (`ignoreImage`); the outcome of one
+        // (`accept`, `reject`) carries them all.
         let read = other_os.get_or_insert_with(|| {
-            let mut warnings = Vec::new();
+            let mut warnings = warnings.clone();
             let mut cluster = Shared(&cluster);
             other_operating_system(pod, facts, &mut cluster, &mut warnings)
                 .map(|found| (found, warnings))
@@ -228,15 +230,13 @@ fn settle_from_nodes(
         match read {
             Err(outcome) => Err(outcome.clone()),
             Ok((false, _)) => Ok((outcome, decided)),
-            Ok((true, read_warnings)) => {
+            Ok((true, warnings)) => {
                 let mut decided = pod.clone();
-                let mut warnings = warnings.clone();
-                warnings.extend(read_warnings.iter().cloned());
                 let schedulable = Schedulable {
                     other_os: true,
                     ..schedulable.clone()
                 };
-                let outcome = settle(&mut decided, facts, &schedulable, warnings);
+                let outcome = settle(&mut decided, facts, &schedulable, warnings.clone());
                 Ok((outcome, decided))
             }
         }

@@ -277,3 +277,36 @@ fn a_daemon_set_under_validate_is_warned_about_the_nodes_of_the_other_os() {
     r.assert_accepted_unchanged();
     assert_eq!(r.decision.warnings, Vec::<String>::new());
 }
+
+#[test]
+fn a_failed_other_os_read_keeps_the_warnings_gathered_before_it() {
+    // An index entry no node reports (a warning), then the Windows list fails (accept).
+    let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64")]);
+    cluster.failure = Some("Host error: connection refused".to_string());
+    cluster.fail_from = Some(1);
+    let mut registry = FixtureRegistry::new();
+    registry.index(
+        "ghcr.io/org/odd:1",
+        r#"{"schemaVersion":2,"manifests":[{"platform":{"os":"linux","architecture":"amd64"}},{"platform":{"os":"linux","architecture":"x y"}}]}"#,
+    );
+    let r = run_in_cluster(
+        &mut registry,
+        &mut cluster,
+        "Pod",
+        "CREATE",
+        &pod(&["ghcr.io/org/odd:1"], json!({})),
+        &Value::Null,
+        &settings(json!({"readNodes": true, "onLookupFailure": "accept"})),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings.len(), 2, "{:?}", r.decision.warnings);
+    assert!(
+        r.decision.warnings[0].contains("\"x y\""),
+        "{:?}",
+        r.decision.warnings
+    );
+    assert_eq!(
+        r.decision.warnings[1],
+        "image-arch-affinity: the Pod was not pinned because the cluster's windows Nodes could not be read: connection refused"
+    );
+}
