@@ -424,3 +424,19 @@ fn with_nodes_read_a_failing_windows_node_list_follows_on_lookup_failure() {
           read: error invoking host capability kubernetes.list_resources_all: connection refused"]
     );
 }
+
+#[test]
+fn in_a_cluster_of_two_oses_the_os_expression_follows_the_build() {
+    // docs/windows.md, "Clusters of Linux and Windows nodes".
+    let r = evaluate(
+        &windows_pod(&["ghcr.io/org/win-2022:1"], json!({})),
+        json!({"pinWindowsBuild": true, "clusterOperatingSystems": ["linux", "windows"]}),
+    );
+    let mut expected = pinned(&["amd64"], &["10.0.20348"]);
+    expected["value"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"][0]["matchExpressions"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}));
+    r.assert_patch(json!([add_annotation("amd64"), expected]));
+}
