@@ -8,7 +8,10 @@
 #                          kwctl where it is installed (KWCTL; one `kwctl run` each, ~0.4 s)
 #   k8s-test.sh cluster    `make k8s-e2e`: the control plane with the policy as its webhook,
 #                          served by the embedded host behind the test adapter, then by
-#                          policy-server where it is installed (POLICY_SERVER); K8S_E2E_SEED
+#                          policy-server where it is installed (POLICY_SERVER); K8S_E2E_SEED.
+#                          Each with the static settings (clusterOperatingSystems), then with
+#                          docs/node-aware.md's (readNodes); K8S_E2E_SETTINGS=static or
+#                          node-aware runs one
 #
 # Prints the seeds and each run's counts. Needs policy.wasm, the embedded host and seed-registry
 # (the Makefile builds them).
@@ -42,10 +45,16 @@ case "$suite" in
     fi
     ;;
   cluster)
-    go test -count=1 -timeout "$timeout" ./cluster/ || status=$?
+    modes=${K8S_E2E_SETTINGS:-static node-aware}
+    for mode in $modes; do
+      [ "$status" -ne 0 ] || K8S_E2E_SETTINGS=$mode go test -count=1 -timeout "$timeout" ./cluster/ || status=$?
+    done
     if [ "$status" -eq 0 ] && [ -x "$POLICY_SERVER" ] && [ -x "$KWCTL" ]; then
       make -s -C .. annotated-policy.wasm KWCTL="$KWCTL"
-      K8S_E2E_SERVER=policy-server POLICY_SERVER=$POLICY_SERVER go test -count=1 -timeout "$timeout" ./cluster/ || status=$?
+      for mode in $modes; do
+        [ "$status" -ne 0 ] || K8S_E2E_SETTINGS=$mode K8S_E2E_SERVER=policy-server POLICY_SERVER=$POLICY_SERVER \
+          go test -count=1 -timeout "$timeout" ./cluster/ || status=$?
+      done
     elif [ "$status" -eq 0 ]; then
       echo "k8s-e2e: skipped the policy-server pass: policy-server and kwctl are not installed ($POLICY_SERVER, $KWCTL)" >>"$report"
     fi

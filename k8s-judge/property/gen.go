@@ -149,7 +149,8 @@ func subset(t *rapid.T, from []string, label string) []string {
 }
 
 // drawSettings draws settings that describe the cluster truthfully: readNodes, or
-// schedulableArchitectures listing its nodes' architectures exactly, or none (any).
+// schedulableArchitectures listing its nodes' architectures exactly, or none (any); without
+// readNodes, clusterOperatingSystems listing its nodes' OSes (and defaultOperatingSystem).
 func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.Settings {
 	var s settings.Settings
 	switch rapid.SampledFrom([]string{"any", "schedulableArchitectures", "readNodes"}).Draw(t, "architectures from") {
@@ -201,7 +202,28 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.
 	if chance(t, "windows default", 20) {
 		s.DefaultOperatingSystem = "windows"
 	}
+	if !s.ReadNodes {
+		s.ClusterOperatingSystems = drawClusterOperatingSystems(t, nodes, s.DefaultOS())
+	}
 	return s
+}
+
+// drawClusterOperatingSystems draws clusterOperatingSystems (static settings) as the cluster has
+// them: the OSes of its nodes and defaultOS (the policy refuses a list without it), in a drawn
+// order; omitted half the time when that is one OS ("the Pods' own only": the judge does not
+// judge a Pod of another OS on such a cluster's nodes, see skipNoNodeHere).
+func drawClusterOperatingSystems(t *rapid.T, nodes []v1.Node, defaultOS string) []string {
+	oses := []string{defaultOS}
+	for _, node := range nodes {
+		oses = appendNew(oses, node.Labels[osLabel])
+	}
+	if len(oses) == 1 && rapid.Bool().Draw(t, "clusterOperatingSystems omitted") {
+		return nil
+	}
+	if len(oses) > 1 && rapid.Bool().Draw(t, "clusterOperatingSystems reversed") {
+		slices.Reverse(oses)
+	}
+	return oses
 }
 
 // imagePool is what a container's image is drawn from: every generated image, the e2e fixtures

@@ -9,6 +9,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/oracle"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
@@ -81,25 +82,37 @@ const (
 	// image (onNoCommonArchitecture: accept: accepted unchanged with a warning).
 	checkD = "d"
 	// checkDRefusals: d.'s refusal half where d. is not judged (readNodes, no Node nor pool of
-	// the Pod's OS): refused only when no node of any architecture of its OS is admitted and runs
-	// every image. Every Node list of the OS comes back empty, so none rules an architecture out.
+	// the Pod's OS): not refused when a node of every architecture its images run on (of its OS)
+	// is admitted: every Node list of the OS comes back empty, and the policy decides as if the
+	// cluster had a Node of an architecture the lists it read do not rule out, one the images
+	// run on (which lists it reads is the policy's).
 	checkDRefusals = "d, refusals, no Node of its OS"
 	// checkValidate: a workload template under validate is not changed.
 	checkValidate = "validate"
-	// checkB: b., on at least one Node of the Pod's OS.
+	// checkB: b., on at least one Node (of any OS).
 	checkB = "b"
-	// checkBAdmitted: b. with some Node of the Pod's OS admitting the returned Pod (b. is then
-	// more than "admits nothing").
+	// checkBAdmitted: b. with some Node admitting the returned Pod (b. is then more than "admits
+	// nothing").
 	checkBAdmitted = "b, a Node admits"
+	// checkBOtherOS: b. judged on a Node of another OS than the Pod's.
+	checkBOtherOS = "b, Nodes of another OS"
+	// checkBOSPin: b. on a Node of another OS that admitted the original Pod and runs its
+	// architectures for the Pod's OS, not its own: the returned Pod must not admit it, which an
+	// architecture pin alone does not do (the policy's OS pin).
+	checkBOSPin = "b, the OS pin needed"
+	// checkBOtherOSAdmits: b. with a Node of another OS admitting the returned Pod (images that
+	// run anywhere: WebAssembly).
+	checkBOtherOSAdmits = "b, a Node of another OS admits"
 	// checkC: c., the returned Pod's node affinity admits no node the original's did not.
 	checkC = "c"
-	// checkCNodes: c. with some Node of the Pod's OS that admitted the original Pod and runs its
-	// images (it must still admit the returned one).
+	// checkCNodes: c. with some Node that admitted the original Pod and runs its images (it must
+	// still admit the returned one): of the Pod's OS, or of any OS when every image runs anywhere.
 	checkCNodes = "c, a Node ran it"
 )
 
 // checks are the checks in the order the counts print them.
-var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted, checkC, checkCNodes}
+var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted,
+	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
 const (
@@ -120,8 +133,14 @@ const (
 	skipNothingRuns = "b, c: no node the settings count runs it, accepted unchanged (onNoCommonArchitecture: accept)"
 	// A workload template under validate is never changed (checkValidate): nothing is placed.
 	skipValidate = "b, c: a template under validate (judged unchanged instead)"
-	// The cluster has no Node of the Pod's OS: no Node to place it on.
-	skipNoNodeHere = "b: the cluster has no Node of the Pod's OS"
+	// Static settings omit clusterOperatingSystems (the cluster has the Pods' own OS only) and the
+	// cluster has no Node of the Pod's OS: the settings state no other OS, the policy pins none,
+	// and no Node is judged (c.'s first half is).
+	skipNoNodeHere = "b: no clusterOperatingSystems (the Pods' own OS only), and the cluster has no Node of the Pod's OS"
+	// A Node of another OS admitted the original Pod and runs its images: the policy keeps the
+	// Pod on its own OS (no term per OS its images run on), so c.'s second half is not judged
+	// on it (it is on the Nodes of the Pod's OS).
+	skipCOtherOSRan = "c, on Nodes of another OS: one admitted the original Pod and runs its images (the policy keeps the Pod's OS only)"
 )
 
 // What the judge sees when readNodes finds no Node nor pool of the Pod's OS (d. not judged):
@@ -130,6 +149,10 @@ const (
 	// Refused, and no node of any architecture of the Pod's OS is admitted and runs it: what d.
 	// would say (checkDRefusals judges it; refused while one runs it is a failure).
 	noNodeRefused = "refused, no node of any architecture of its OS runs it"
+	// Refused while a node of some architecture of the Pod's OS is admitted and runs it, and the
+	// Pod excludes another the images run on: the policy decided as if the cluster had a Node
+	// of that one, which the Node lists it read do not rule out (docs/node-aware.md).
+	noNodeRefusedAsIf = "refused as if the cluster had a Node of an architecture its images run on and the Pod excludes (the lists read do not rule it out)"
 	// Accepted while some Node of the cluster (of another OS) admits it and runs its images.
 	noNodeAcceptedRunsElsewhere = "accepted, a Node of another OS admits it and runs its images"
 	// Accepted under onNoCommonArchitecture: reject while no Node of the cluster, of any OS,
@@ -149,9 +172,6 @@ type Verdict struct {
 	Judged []string
 	// Skipped say why b., c. or d. were not judged (skipLookup...).
 	Skipped []string
-	// OtherOS: the returned Pod admits a node of another OS than the one the policy placed it
-	// for.
-	OtherOS bool
 	// NoNodeOfOS: readNodes finds no Node nor pool of the Pod's OS (d. is not judged): what was
 	// seen (noNodeRefusedAsD...), else "".
 	NoNodeOfOS string
@@ -171,11 +191,11 @@ func (v *Verdict) skipped(why string) { v.Skipped = append(v.Skipped, why) }
 // its (defaulted) template.
 //
 //	a. the returned object passes the API server's validation;
-//	b. every Node of the cluster (of the Pod's OS) the scheduler's filters admit for the returned
-//	   Pod runs all of its images;
-//	c. every Node (of the Pod's OS) that admitted the original Pod and runs all its images still
-//	   admits it (under matchNodeLabels, those of the Pod's zone), and the returned Pod's node
-//	   affinity admits no node the original's did not;
+//	b. every Node of the cluster, of every OS, the scheduler's filters admit for the returned Pod
+//	   runs all of its images (with a Node of another OS, the policy's OS pin);
+//	c. every Node (of the Pod's OS; of any OS when every image runs anywhere) that admitted the
+//	   original Pod and runs all its images still admits it (under matchNodeLabels, those of the
+//	   Pod's zone), and the returned Pod's node affinity admits no node the original's did not;
 //	d. with onNoCommonArchitecture: reject, refused exactly when no node the settings say may
 //	   exist (universe) is admitted by the original Pod and runs all its images.
 func judge(c *Case, host policyhost.Host) (Verdict, error) {
@@ -283,10 +303,18 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	builds := c.builds()
 	os := podOS(c, c.Template)
 	var runnable []string
+	// The architectures some node of the universe runs every image on, and those of them some
+	// node the original Pod admits has.
+	imageArches, runnableArches := map[string]bool{}, map[string]bool{}
 	matches := oracle.Matcher(c.Template)
 	for _, node := range universe(c, os) {
-		if ok, _ := matches(&node); ok && runsAll(known, &node, builds) {
+		if !runsAll(known, &node, builds) {
+			continue
+		}
+		imageArches[node.Labels[archLabel]] = true
+		if ok, _ := matches(&node); ok {
 			runnable = append(runnable, node.Labels[archLabel]+"/"+node.Name)
+			runnableArches[node.Labels[archLabel]] = true
 		}
 	}
 	noCommon := c.Settings.OnNoCommonArchitectureOrDefault()
@@ -301,8 +329,23 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 		v.skipped(skipNoNodeOfOS)
 		v.judged(checkDRefusals)
 		v.NoNodeOfOS = noNodeOfOS(c, known, builds, v.Rejected, noCommon)
-		if v.Rejected && len(runnable) > 0 {
-			fail("d. rejected with no Node nor pool of its OS (readNodes), but a node of an architecture no Node list rules out runs it (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
+		excluded := ""
+		for arch := range imageArches {
+			if !runnableArches[arch] && (excluded == "" || arch < excluded) {
+				excluded = arch
+			}
+		}
+		switch {
+		case v.Rejected && len(runnable) > 0 && excluded != "":
+			// The Node lists it read ruled out some architectures, not all: the policy decides
+			// as if the cluster had a Node of one they do not rule out (docs/node-aware.md), here
+			// one the images run on and the Pod excludes (its lists are the policy's; the judge
+			// does not model which it reads). Counted.
+			v.NoNodeOfOS = noNodeRefusedAsIf
+		case v.Rejected && len(runnable) > 0:
+			// Every architecture the images run on is admitted: no Node the policy could
+			// suppose refuses it.
+			fail("d. rejected with no Node nor pool of its OS (readNodes), but the Pod is admitted by a node of every architecture its images run on (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
 		}
 	case len(runnable) > 0 && v.Rejected:
 		v.judged(checkD)
@@ -320,8 +363,10 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	case v.Rejected:
 		v.skipped(skipRejected)
 		return v, nil
-	case len(runnable) == 0 && v.NoNodeOfOS == "":
-		// onNoCommonArchitecture: accept (d. judged it unchanged); under reject d. failed.
+	case len(runnable) == 0 && (v.NoNodeOfOS == "" || noCommon == "accept"):
+		// onNoCommonArchitecture: accept (d. judged it unchanged; with readNodes and no Node nor
+		// pool of the Pod's OS, no node of any architecture of its OS runs it either); under
+		// reject d. failed.
 		v.skipped(skipNothingRuns)
 		return v, nil
 	case mode == "validate":
@@ -333,7 +378,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 		return v, nil
 	}
 
-	// b. and c., on the cluster's nodes.
+	// b. and c., on the cluster's Nodes of every OS.
 	result, err := template(c.Kind, returned)
 	if err != nil {
 		return v, err
@@ -347,39 +392,58 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	if len(c.Settings.MatchNodeLabels) > 0 {
 		zone = c.Template.Labels[zoneLabel]
 	}
-	var ofOS, admitted, ranIt bool
+	// The policy pins a Pod to its OS when the cluster has a node of another (with readNodes: a
+	// Node or an autoscaled pool of another OS; without: clusterOperatingSystems). Static
+	// settings that omit clusterOperatingSystems say the cluster has the Pods' own OS only (the
+	// generator omits it only on a cluster of one OS): a Pod of another OS is not judged on the
+	// cluster's Nodes there.
+	statesOSes := c.readNodes() || len(c.Settings.ClusterOperatingSystems) > 0
+	// Images that all run anywhere (WebAssembly) get no pin, of architecture or OS.
+	anywhere := !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere })
+	var judgedNode, otherOS, admitted, otherAdmitted, ranIt, osPinNeeded, ranElsewhere bool
 	for i := range c.Nodes {
 		node := &c.Nodes[i]
+		same := node.Labels[osLabel] == os
+		if !same && !statesOSes {
+			continue
+		}
+		judgedNode = true
 		after, err := oracle.Admits(result, node)
 		if err != nil {
 			fail("b. the scheduler cannot match the returned Pod: %v", err)
 			return v, nil
 		}
-		// The policy places a Pod among the nodes of its OS (spec.os, its constraints, else
-		// defaultOperatingSystem: the operator's statement). Kubernetes lets a Pod that states
-		// no OS onto an untainted node of another OS, or one whose taint it tolerates; that is
-		// counted, not judged.
-		if node.Labels[osLabel] != os {
-			if after {
-				v.OtherOS = true
-			}
-			continue
-		}
-		ofOS = true
 		before, _ := oracle.Admits(c.Template, node)
 		runsHere := runsAll(known, node, builds)
 		admitted = admitted || after
 		if after && !runsHere {
-			fail("b. node %s (%s/%s) admits the returned Pod but does not run all of its images", node.Name, node.Labels[osLabel], node.Labels[archLabel])
+			fail("b. node %s (%s/%s) admits the returned Pod (%s OS) but does not run all of its images", node.Name, node.Labels[osLabel], node.Labels[archLabel], os)
+		}
+		if !same {
+			otherOS = true
+			otherAdmitted = otherAdmitted || after
+			// The OS pin is needed here: the original Pod admitted this Node, which runs the
+			// Pod's architectures for the Pod's OS (a Node of the Pod's OS with its labels runs
+			// the images) but not for its own: an architecture pin alone keeps it.
+			osPinNeeded = osPinNeeded || before && !runsHere && runsAsOS(known, node, os, builds)
 		}
 		if before && runsHere && (zone == "" || node.Labels[zoneLabel] == zone) {
+			if !same && !anywhere {
+				// The policy keeps the Pod on its own OS (not one term per OS its images run
+				// on): a Node of another OS that ran it may not admit it any more. Counted.
+				ranElsewhere = true
+				continue
+			}
 			ranIt = true
 			if !after {
 				fail("c. node %s (%s/%s) admitted the Pod and runs all of its images, but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel])
 			}
 		}
 	}
-	if !ofOS {
+	if ranElsewhere {
+		v.skipped(skipCOtherOSRan)
+	}
+	if !judgedNode {
 		v.skipped(skipNoNodeHere)
 		return v, nil
 	}
@@ -387,10 +451,44 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	if admitted {
 		v.judged(checkBAdmitted)
 	}
+	if otherOS {
+		v.judged(checkBOtherOS)
+	}
+	if osPinNeeded {
+		v.judged(checkBOSPin)
+	}
+	if otherAdmitted {
+		v.judged(checkBOtherOSAdmits)
+	}
 	if ranIt {
 		v.judged(checkCNodes)
 	}
 	return v, nil
+}
+
+// runsAsOS says whether a node with node's labels but of os (of any Windows build, when builds
+// count) runs every image.
+func runsAsOS(images []image, n *v1.Node, os string, builds bool) bool {
+	labels := map[string]string{}
+	for k, v := range n.Labels {
+		labels[k] = v
+	}
+	labels[osLabel] = os
+	delete(labels, buildLabel)
+	candidates := []string{""}
+	if os == "windows" {
+		candidates = windowsBuilds
+	}
+	for _, b := range candidates {
+		if b != "" {
+			labels[buildLabel] = b
+		}
+		as := v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels}}
+		if runsAll(images, &as, builds) {
+			return true
+		}
+	}
+	return false
 }
 
 // rulesKept is c.'s first half: the returned Pod's node affinity admits no node the original's

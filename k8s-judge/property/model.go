@@ -359,6 +359,21 @@ func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
 	return runs(img, node, false)
 }
 
+// Unpinned says whether the policy pins c's Pod to nothing, of architecture or OS, whatever the
+// cluster: a lookup fails under onLookupFailure: accept (accepted unchanged), or every image it
+// can look up runs anywhere (WebAssembly; or none could be looked up) and fallbackArchitectures
+// do not stand in for a failed one.
+func (c *Case) Unpinned() bool {
+	known, failed := c.lookups()
+	if failed && c.Settings.OnLookupFailureOrDefault() == "accept" {
+		return true
+	}
+	if failed && len(c.Settings.FallbackArchitectures) > 0 {
+		return false
+	}
+	return !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere })
+}
+
 // LookupFails says whether the policy fails to look up some image of c's Pod (see lookups):
 // onLookupFailure decides such a Pod.
 func (c *Case) LookupFails() bool {

@@ -5,35 +5,58 @@ import (
 	"testing"
 )
 
-// TestTallyMinimums: a run whose cases are all refused, judged on d. alone, misses the minimums
-// of b., c., patched and accepted unchanged, each named; one that judges every check and outcome
-// in its shares misses none.
+// TestTallyMinimums: a run that judges little misses the minimums it does not reach, each named,
+// and none it reaches: all refused (d. alone); b. judged on the Nodes of the Pod's OS only (as
+// before b. was judged over every OS: a judge that skips the Nodes of another OS); every check
+// and outcome in its shares.
 func TestTallyMinimums(t *testing.T) {
-	vacuous := newTally()
-	for range minimumCases {
-		vacuous.add("Pod", Verdict{Rejected: true, Judged: []string{checkMessage, checkD}, Skipped: []string{skipRejected}})
-	}
-	missed := strings.Join(vacuous.missed(), "\n")
-	for _, want := range []string{"b. judged in 0 (0.0%)", "c. judged in 0", outcomePatched + " in 0", outcomeUnchanged + " in 0"} {
-		if !strings.Contains(missed, want) {
-			t.Errorf("missed %q, want it to name %q", missed, want)
-		}
-	}
-	if strings.Contains(missed, "d. judged") || strings.Contains(missed, outcomeRejected) {
-		t.Errorf("missed %q names a minimum the run reached", missed)
-	}
-	full := newTally()
-	for i := range 3 * minimumCases {
-		switch i % 3 {
-		case 0:
-			full.add("Pod", Verdict{Rejected: true, Judged: []string{checkD}})
-		case 1:
-			full.add("Deployment", Verdict{Patched: true, Judged: []string{checkD, checkB, checkC}})
-		default:
-			full.add("Pod", Verdict{Judged: []string{checkD, checkB, checkC}})
-		}
-	}
-	if missed := full.missed(); len(missed) > 0 {
-		t.Errorf("missed %q", missed)
+	refused := Verdict{Rejected: true, Judged: []string{checkMessage, checkD}, Skipped: []string{skipRejected}}
+	for _, tc := range []struct {
+		name string
+		// verdicts are repeated in turn over 3*minimumCases cases.
+		verdicts []Verdict
+		missed   []string // parts of the misses wanted
+		reached  []string // parts no miss may have
+	}{
+		{name: "all refused", verdicts: []Verdict{refused},
+			missed: []string{"b. judged in 0 (0.0%)", "b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0",
+				"c. judged in 0", outcomePatched + " in 0", outcomeUnchanged + " in 0"},
+			reached: []string{"d. judged", outcomeRejected}},
+		{name: "b. on the Pod's OS only", verdicts: []Verdict{refused,
+			{Patched: true, Judged: []string{checkD, checkB, checkBAdmitted, checkC, checkCNodes}},
+			{Judged: []string{checkD, checkB, checkC}}},
+			missed:  []string{"b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0"},
+			reached: []string{"b. judged in", "c. judged", "d. judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
+		{name: "every check", verdicts: []Verdict{refused,
+			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC}},
+			{Judged: []string{checkD, checkB, checkC}}},
+			reached: []string{"judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := newTally()
+			for i := range 3 * minimumCases {
+				kind := "Pod"
+				if i%2 == 1 {
+					kind = "Deployment"
+				}
+				run.add(kind, tc.verdicts[i%len(tc.verdicts)])
+			}
+			missed := strings.Join(run.missed(), "\n")
+			for _, want := range tc.missed {
+				if !strings.Contains(missed, want) {
+					t.Errorf("missed %q, want it to name %q", missed, want)
+				}
+			}
+			if len(tc.missed) == 0 && missed != "" {
+				t.Errorf("missed %q, want none", missed)
+			}
+			for _, reached := range tc.reached {
+				for _, miss := range run.missed() {
+					if strings.HasPrefix(miss, reached) {
+						t.Errorf("missed %q, a minimum the run reached", miss)
+					}
+				}
+			}
+		})
 	}
 }

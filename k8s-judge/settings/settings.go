@@ -19,6 +19,7 @@ import (
 type Settings struct {
 	DefaultOperatingSystem      string                     `json:"defaultOperatingSystem,omitempty"`
 	SchedulableArchitectures    []string                   `json:"schedulableArchitectures,omitempty"`
+	ClusterOperatingSystems     []string                   `json:"clusterOperatingSystems,omitempty"`
 	OnNoCommonArchitecture      string                     `json:"onNoCommonArchitecture,omitempty"`
 	OnLookupFailure             string                     `json:"onLookupFailure,omitempty"`
 	RegistryMirrors             map[string]string          `json:"registryMirrors,omitempty"`
@@ -91,6 +92,17 @@ func (s *Settings) OnNoCommonArchitectureOrDefault() string {
 
 // DefaultOS is defaultOperatingSystem, or the policy's default (linux).
 func (s *Settings) DefaultOS() string { return or(s.DefaultOperatingSystem, "linux") }
+
+// OtherOS says whether the settings state a node OS other than os (clusterOperatingSystems,
+// without readNodes): the policy then pins os's Pods to os.
+func (s *Settings) OtherOS(os string) bool {
+	for _, listed := range s.ClusterOperatingSystems {
+		if listed != os {
+			return true
+		}
+	}
+	return false
+}
 
 // Pools are the architectures of the autoscaled pools of os.
 func (s *Settings) Pools(os string) []string {

@@ -30,7 +30,16 @@ func TestDecode(t *testing.T) {
 		{name: "defaults", yaml: "{}", check: func(s Settings) bool {
 			return s.OnLookupFailureOrDefault() == "ignoreImage" && s.OnNoCommonArchitectureOrDefault() == "reject" && s.DefaultOS() == "linux"
 		}},
+		{name: "clusterOperatingSystems", yaml: "clusterOperatingSystems: [linux, windows]\ndefaultOperatingSystem: windows\n",
+			check: func(s Settings) bool {
+				return len(s.ClusterOperatingSystems) == 2 && s.OtherOS("linux") && s.OtherOS("windows") && s.DefaultOS() == "windows"
+			}},
+		{name: "clusterOperatingSystems of one OS", yaml: "clusterOperatingSystems: [linux]\n",
+			check: func(s Settings) bool { return !s.OtherOS("linux") && s.OtherOS("windows") }},
+		{name: "no clusterOperatingSystems", yaml: "{}", check: func(s Settings) bool { return !s.OtherOS("linux") && !s.OtherOS("windows") }},
 		{name: "unknown field", yaml: "readNode: true\n", err: `unknown field "readNode"`},
+		{name: "misspelt clusterOperatingSystems", yaml: "clusterOperatingSystem: [linux]\n", err: `unknown field "clusterOperatingSystem"`},
+		{name: "clusterOperatingSystems as a string", yaml: "clusterOperatingSystems: linux\n", err: "cannot unmarshal"},
 		{name: "unknown nested field", yaml: "autoscaledArchitectures:\n  - {os: linux, arches: [arm64]}\n", err: `unknown field "arches"`},
 		{name: "unknown toleration field", yaml: "architectureTolerations:\n  arm64: [{key: a, efect: NoSchedule}]\n", err: `unknown field "efect"`},
 		{name: "wrong type", yaml: "autoscaledArchitectures: {os: linux}\n", err: "cannot unmarshal"},
@@ -67,6 +76,8 @@ func TestEncode(t *testing.T) {
 		{"strings and lists", Settings{OnNoCommonArchitecture: "reject", OnLookupFailure: "ignoreImage", SchedulableArchitectures: []string{"amd64"},
 			PreferredArchitectures: []WeightedArchitecture{{Architecture: "amd64", Weight: 80}}},
 			`{"schedulableArchitectures":["amd64"],"onNoCommonArchitecture":"reject","onLookupFailure":"ignoreImage","preferredArchitectures":[{"architecture":"amd64","weight":80}]}`},
+		{"clusterOperatingSystems", Settings{DefaultOperatingSystem: "windows", ClusterOperatingSystems: []string{"linux", "windows"}},
+			`{"defaultOperatingSystem":"windows","clusterOperatingSystems":["linux","windows"]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, err := json.Marshal(tc.settings)

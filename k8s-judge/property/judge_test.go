@@ -1,0 +1,152 @@
+package property
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/settings"
+)
+
+// answer is a host that gives one answer: the policy's decision the judge is shown.
+type answer struct{ response policyhost.Response }
+
+func (a answer) Name() string { return "a fixed answer" }
+
+func (a answer) Evaluate([]byte, any) (policyhost.Response, error) { return a.response, nil }
+
+func (a answer) Close() error { return nil }
+
+// The images of the judge's table test.
+var (
+	linuxAmd64  = image{ref: "r/linux-amd64:1", platforms: []registry.Platform{{OS: "linux", Architecture: "amd64"}}}
+	bothOSes    = image{ref: "r/both:1", platforms: []registry.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.1"}}}
+	windowsOnly = image{ref: "r/windows:1", platforms: []registry.Platform{{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.1"}}}
+	wasmOnly    = image{ref: "r/wasm:1", platforms: []registry.Platform{{OS: "wasip1", Architecture: "wasm"}}, wasm: "only"}
+)
+
+// pins is the JSON patch that gives a Pod with no affinity one required term of expressions.
+func pins(t *testing.T, expressions ...v1.NodeSelectorRequirement) []byte {
+	affinity := v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: expressions}}}}}
+	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/affinity", "value": affinity}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return patch
+}
+
+func testNode(name, os, arch string) v1.Node {
+	labels := map[string]string{osLabel: os, archLabel: arch, hostLabel: name, zoneLabel: "a"}
+	if os == "windows" {
+		labels[buildLabel] = "10.0.20348"
+	}
+	return v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+}
+
+// TestJudgeNodesOfEveryOS: b. and c. are judged on the Nodes of every OS. On a cluster of Linux
+// and untainted Windows Nodes, a Linux Pod pinned to its architecture but not its OS is admitted
+// by a Windows Node that does not run it (b. fails); pinned to both, it passes, judged where the
+// OS pin is needed. Images that run anywhere are judged unpinned on every Node; a Pod whose
+// images run on both OSes keeps its own (c. not judged on the other OS's Node, counted); static
+// settings that state no other OS leave a Pod of another OS unjudged on the cluster's Nodes.
+func TestJudgeNodesOfEveryOS(t *testing.T) {
+	mixed := []v1.Node{testNode("linux-amd64", "linux", "amd64"), testNode("windows-amd64", "windows", "amd64")}
+	linuxOnly := []v1.Node{testNode("linux-amd64", "linux", "amd64")}
+	twoOSes := settings.Settings{ClusterOperatingSystems: []string{"linux", "windows"}}
+	arch, linux := requirement(archLabel, v1.NodeSelectorOpIn, "amd64"), requirement(osLabel, v1.NodeSelectorOpIn, "linux")
+	for _, tc := range []struct {
+		name     string
+		nodes    []v1.Node
+		settings settings.Settings
+		image    image
+		podOS    string // spec.os.name, or "" for none
+		patch    func(*testing.T) []byte
+		// violation: a part of the one violation wanted; "" for none.
+		violation string
+		judged    []string
+		skipped   []string
+	}{
+		{name: "architecture pin only", nodes: mixed, settings: twoOSes, image: linuxAmd64,
+			patch:     func(t *testing.T) []byte { return pins(t, arch) },
+			violation: "b. node windows-amd64 (windows/amd64) admits the returned Pod (linux OS)"},
+		{name: "unchanged", nodes: mixed, settings: twoOSes, image: linuxAmd64,
+			violation: "b. node windows-amd64 (windows/amd64) admits the returned Pod (linux OS)"},
+		{name: "architecture and OS pins", nodes: mixed, settings: twoOSes, image: linuxAmd64,
+			patch:  func(t *testing.T) []byte { return pins(t, arch, linux) },
+			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOSPin, checkC, checkCNodes}},
+		{name: "readNodes, architecture and OS pins", nodes: mixed, settings: settings.Settings{ReadNodes: true}, image: linuxAmd64,
+			patch:  func(t *testing.T) []byte { return pins(t, arch, linux) },
+			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOSPin, checkC, checkCNodes}},
+		{name: "WebAssembly, unpinned", nodes: mixed, settings: twoOSes, image: wasmOnly,
+			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOtherOSAdmits, checkC, checkCNodes}},
+		{name: "WebAssembly, pinned to its OS", nodes: mixed, settings: twoOSes, image: wasmOnly,
+			patch:     func(t *testing.T) []byte { return pins(t, linux) },
+			violation: "c. node windows-amd64 (windows/amd64) admitted the Pod and runs all of its images, but not the returned Pod"},
+		{name: "images of both OSes, pinned to its own", nodes: mixed, settings: twoOSes, image: bothOSes,
+			patch:   func(t *testing.T) []byte { return pins(t, linux) },
+			judged:  []string{checkB, checkBAdmitted, checkBOtherOS, checkC, checkCNodes},
+			skipped: []string{skipCOtherOSRan}},
+		{name: "no clusterOperatingSystems, a Windows Pod on Linux Nodes", nodes: linuxOnly, image: windowsOnly, podOS: "windows",
+			patch:   func(t *testing.T) []byte { return pins(t, arch) },
+			judged:  []string{checkA, checkD, checkC},
+			skipped: []string{skipNoNodeHere}},
+		{name: "clusterOperatingSystems [linux], a Windows Pod on Linux Nodes, unpinned", nodes: linuxOnly,
+			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}}, image: windowsOnly, podOS: "windows",
+			patch:     func(t *testing.T) []byte { return pins(t, arch) },
+			violation: "b. node linux-amd64 (linux/amd64) admits the returned Pod (windows OS)"},
+		{name: "clusterOperatingSystems [linux], a Windows Pod pinned to its OS", nodes: linuxOnly,
+			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}}, image: windowsOnly, podOS: "windows",
+			patch:  func(t *testing.T) []byte { return pins(t, arch, requirement(osLabel, v1.NodeSelectorOpIn, "windows")) },
+			judged: []string{checkA, checkD, checkC, checkB, checkBOtherOS, checkBOSPin}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "judged", Namespace: "default"},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: tc.image.ref}}}}
+			if tc.podOS != "" {
+				pod.Spec.OS = &v1.PodOS{Name: v1.OSName(tc.podOS)}
+			}
+			c := &Case{Nodes: tc.nodes, Settings: tc.settings, Kind: "Pod", Object: pod, Template: &pod, images: map[string]image{tc.image.ref: tc.image}}
+			response := policyhost.Response{Allowed: true}
+			if tc.patch != nil {
+				response.Patch = tc.patch(t)
+			}
+			v, err := judge(c, answer{response})
+			if err != nil {
+				t.Fatal(err)
+			}
+			violations := strings.Join(v.Violations, "\n")
+			switch {
+			case tc.violation == "" && len(v.Violations) > 0:
+				t.Fatalf("want no violation, got %s", violations)
+			case tc.violation != "" && (len(v.Violations) != 1 || !strings.Contains(violations, tc.violation)):
+				t.Fatalf("want one violation with %q, got %q", tc.violation, v.Violations)
+			case tc.violation != "":
+				return
+			}
+			want := append([]string{checkD}, tc.judged...)
+			if tc.patch != nil {
+				want = append(want, checkA)
+			}
+			if !sameSet(v.Judged, want) {
+				t.Errorf("judged %q, want %q", v.Judged, want)
+			}
+			if !sameSet(v.Skipped, tc.skipped) {
+				t.Errorf("skipped %q, want %q", v.Skipped, tc.skipped)
+			}
+		})
+	}
+}
+
+func sameSet(got, want []string) bool {
+	got, want = slices.Clone(got), slices.Clone(want)
+	slices.Sort(got)
+	slices.Sort(want)
+	return slices.Equal(slices.Compact(got), slices.Compact(want))
+}
