@@ -115,6 +115,15 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		if len(c.Settings.ClusterOperatingSystems) > 1 {
 			counts["clusterOperatingSystems of two OSes"]++
 		}
+		// Cases by the Pod's OS (as the policy picks it) and outcome.
+		outcome := "unchanged"
+		switch {
+		case verdict.Rejected:
+			outcome = "refused"
+		case verdict.Patched:
+			outcome = "patched"
+		}
+		counts[fmt.Sprintf("OS %s: %s", podOS(c, c.Template), outcome)]++
 		known := c.known()
 		if len(ImageVolumes(c.Template)) > 0 {
 			counts["with an image volume"]++
