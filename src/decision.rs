@@ -295,7 +295,9 @@ fn other_operating_system(
     match nodes::other_operating_system(cluster, os, &|other| settings.autoscaled(other)) {
         Ok(found) => Ok(found),
         Err(cause) => {
-            let other = other_operating_systems(os).collect::<Vec<_>>().join(", ");
+            let other = platform::other_operating_systems(os)
+                .collect::<Vec<_>>()
+                .join(", ");
             let failure = Failure::other_os_nodes(&other, os, facts.subject.name, cause);
             on_lookup_failure(failure, settings, warnings)?;
             Ok(true)
@@ -303,17 +305,10 @@ fn other_operating_system(
     }
 }
 
-/// The node OSes other than `os`.
-fn other_operating_systems(os: &str) -> impl Iterator<Item = &'static str> + '_ {
-    platform::NODE_OPERATING_SYSTEMS
-        .into_iter()
-        .filter(move |other| *other != os)
-}
-
 /// Whether the Pod admits a node of an OS other than `os`: through required term `index` with
 /// its nodeSelector, or (`None`) through any of its constraints (`Constraints::admits`).
 fn admits_other_os(pod: &Value, os: &str, term: Option<usize>) -> bool {
-    other_operating_systems(os).any(|other| {
+    platform::other_operating_systems(os).any(|other| {
         let constraints = Constraints::read(&pod["spec"], other);
         let admits = match term {
             None => constraints.admits(),

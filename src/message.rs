@@ -204,9 +204,7 @@ pub(crate) fn daemon_set(
 /// A DaemonSet whose template admits nodes of another OS than its own (`os`) in a cluster of
 /// several: its Pods fail there too.
 pub(crate) fn daemon_set_other_os(os: &str) -> String {
-    let others = platform::NODE_OPERATING_SYSTEMS
-        .into_iter()
-        .filter(|other| *other != os)
+    let others = platform::other_operating_systems(os)
         .collect::<Vec<_>>()
         .join(", ");
     format!(

@@ -317,15 +317,10 @@ pub fn other_operating_system(
     os: &str,
     autoscaled: &dyn Fn(&str) -> Architectures,
 ) -> Result<bool, String> {
-    let others = || {
-        platform::NODE_OPERATING_SYSTEMS
-            .into_iter()
-            .filter(move |other| *other != os)
-    };
-    if others().any(|other| !autoscaled(other).is_empty()) {
+    if platform::other_operating_systems(os).any(|other| !autoscaled(other).is_empty()) {
         return Ok(true);
     }
-    for other in others() {
+    for other in platform::other_operating_systems(os) {
         if !list(cluster, &format!("{OS_LABEL}={other}"))?.is_empty() {
             return Ok(true);
         }

@@ -20,6 +20,13 @@ pub const KNOWN_ARCHITECTURES: &[&str] = &[
 /// The operating systems nodes report in `kubernetes.io/os`: the only OSes a Pod can run on.
 pub const NODE_OPERATING_SYSTEMS: [&str; 2] = ["linux", "windows"];
 
+/// The node operating systems other than `os`.
+pub fn other_operating_systems(os: &str) -> impl Iterator<Item = &'static str> + '_ {
+    NODE_OPERATING_SYSTEMS
+        .into_iter()
+        .filter(move |other| *other != os)
+}
+
 /// Operating systems images are built for (Go's GOOS values).
 pub const KNOWN_OPERATING_SYSTEMS: &[&str] = &[
     "aix",
