@@ -185,6 +185,14 @@ record nodes-pinned "readNodes: an amd64-only Pod pinned after the two lists of 
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$S"
 record nodes-other-os "readNodes: an amd64-only Pod in a cluster with an untainted Windows amd64 Node: pinned to amd64 and linux" --session "$S" "${readnodes[@]}"
+{ oci $N/linux-windows:1.0 linux/amd64 linux/arm64 windows/amd64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
+  list_nodes "kubernetes.io/os=windows" "$( (win_nodes; node win-2 windows arm64) | node_list)"; } >"$S"
+pod_request "$(containers $N/linux-windows:1.0)"
+record nodes-linux-and-windows-images "readNodes: an index of Linux (amd64, arm64) and Windows (amd64) builds, Windows amd64 and arm64 Nodes: one term per OS" --session "$S" "${readnodes[@]}"
+oci $N/linux-windows:1.0 linux/amd64 linux/arm64 windows/amd64 >"$S"
+record pin-linux-and-windows-images "clusterOperatingSystems: an index of Linux (amd64, arm64) and Windows (amd64) builds keeps both OSes, each with its architectures" --session "$S" \
+  --settings-json '{"clusterOperatingSystems":["linux","windows"],"schedulableArchitectures":["amd64","arm64"]}'
 { oci $N/s390x-only:1.0 linux/s390x
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)" "$( (amd_nodes; arm_nodes) | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"

@@ -73,6 +73,18 @@ pub fn constrain_required(
     changed
 }
 
+/// Sets the Pod's required terms to `terms` (the policy's copies of its own, one per OS: see
+/// `decision::pin`). Returns whether it could.
+pub fn replace_required_terms(spec: &mut Value, terms: Vec<Value>) -> bool {
+    match edit::object_at(spec, &REQUIRED_PATH) {
+        Some(required) => {
+            required.insert("nodeSelectorTerms".to_string(), Value::Array(terms));
+            true
+        }
+        None => false,
+    }
+}
+
 /// `key In [values]`, the expression the policy adds.
 pub fn in_expression<'a>(key: &str, values: impl IntoIterator<Item = &'a String>) -> Value {
     json!({"key": key, "operator": "In", "values": values.into_iter().collect::<Vec<_>>()})

@@ -114,6 +114,34 @@ struct Facts<'a> {
     /// WebAssembly images were looked up (the fallback's messages say that only the others
     /// failed).
     webassembly: bool,
+    /// The other node OSes the Pod may run on: it does not choose its OS (`spec.os`, the
+    /// nodeSelector), its own constraints admit their nodes, and every known image runs on them
+    /// (Linux and Windows builds in one index). Where the cluster has nodes of them, the Pod is
+    /// decided for each, and keeps every OS that runs it (`settle`).
+    others: Vec<OtherOs>,
+    /// Why no node of the Pod's own OS runs every image, when only `others` do (`image_common`
+    /// is then empty).
+    own_os_refusal: Option<Refusal>,
+}
+
+/// Another OS a Pod that states none may run on (`Facts::others`): its constraints read for
+/// that OS, and the architectures every known image runs on for it.
+struct OtherOs {
+    constraints: Constraints,
+    image_common: Architectures,
+}
+
+/// The Pod decided for one OS: where it may run, and what pins it there.
+struct Plan<'a> {
+    constraints: &'a Constraints,
+    /// The architectures every image runs on, among those of the cluster's nodes.
+    common: Architectures,
+    /// Of those, the ones the Pod's own constraints admit.
+    finally: Architectures,
+    /// The architectures nodes of the OS may have.
+    universe: Architectures,
+    /// The Windows OS builds to pin (`pinWindowsBuild`).
+    builds: Option<Architectures>,
 }
 
 impl Facts<'_> {
@@ -163,13 +191,28 @@ fn steps(
         (known.is_empty() && !failed.is_empty() && !settings.fallback_architectures.is_empty())
             .then(|| message::fallback(subject.name, &failed, webassembly, settings));
     let unconstrained = fallback.is_none() && known.is_empty();
+    // Images built for several OSes: the other OSes a Pod that states none may run on.
+    let others = match fallback.is_none() && !unconstrained {
+        true => other_operating_systems(pod, &constraints.os, &known, subject.name),
+        false => Vec::new(),
+    };
+    let mut own_os_refusal = None;
     let image_common = if fallback.is_some() {
         settings.fallback_architectures.iter().cloned().collect()
     } else if unconstrained {
         platform::every_architecture()
     } else {
-        image_architectures(&known, &constraints.os, subject.name)
-            .map_err(|refusal| refuse(refusal, &mut warnings, settings))?
+        match image_architectures(&known, &constraints.os, subject.name) {
+            Ok(common) => common,
+            Err(refusal) if others.is_empty() => {
+                return Err(refuse(refusal, &mut warnings, settings))
+            }
+            // Only the other OSes run every image: decided there (`settle`).
+            Err(refusal) => {
+                own_os_refusal = Some(refusal);
+                Architectures::new()
+            }
+        }
     };
     let facts = Facts {
         subject,
@@ -180,14 +223,52 @@ fn steps(
         unconstrained,
         fallback,
         webassembly,
+        others,
+        own_os_refusal,
     };
     // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
     if !settings.read_nodes {
         let mut schedulable = Schedulable::configured(settings.schedulable());
         schedulable.other_os = settings.other_operating_system(&facts.constraints.os);
-        return Ok(settle(pod, &facts, &schedulable, warnings));
+        let others: Vec<(&OtherOs, Schedulable)> = facts
+            .others
+            .iter()
+            .filter(|other| {
+                settings
+                    .cluster_operating_systems
+                    .contains(&other.constraints.os)
+            })
+            .map(|other| (other, schedulable.clone()))
+            .collect();
+        return Ok(settle(pod, &facts, &schedulable, &others, warnings));
     }
     settle_from_nodes(pod, &facts, cluster, warnings)
+}
+
+/// The node OSes other than `os` a Pod that does not choose its OS (`spec.os`, the nodeSelector)
+/// may run on: those whose nodes its constraints admit and on which every known image runs.
+fn other_operating_systems(
+    pod: &Value,
+    os: &str,
+    known: &[&ImagePlatforms],
+    subject: &str,
+) -> Vec<OtherOs> {
+    if pod::chosen_operating_system(pod).is_some() {
+        return Vec::new();
+    }
+    platform::other_operating_systems(os)
+        .filter_map(|other| {
+            let constraints = Constraints::read(&pod["spec"], other);
+            if constraints.admits() == Admits::none() {
+                return None;
+            }
+            let image_common = image_architectures(known, other, subject).ok()?;
+            Some(OtherOs {
+                constraints,
+                image_common,
+            })
+        })
+        .collect()
 }
 
 /// Steps 6 and 7 with `readNodes`: the decision `settle` makes for the cluster's Nodes of the
@@ -213,9 +294,46 @@ fn settle_from_nodes(
     // outcome the OS pin can change (`other_operating_system`).
     let cluster = RefCell::new(cluster);
     let mut other_os: Option<Result<(bool, Vec<String>), Outcome>> = None;
+    // A Pod whose images run on several OSes reads the Nodes of the others once, whatever the
+    // decision for its own.
+    let mut others: Option<Result<OthersRead, Outcome>> = None;
     let mut decide = |schedulable: &Schedulable| {
+        if !facts.others.is_empty() {
+            let read = others.get_or_insert_with(|| {
+                let mut warnings = warnings.clone();
+                read_other_operating_systems(facts, &mut Shared(&cluster), &mut warnings).map(
+                    |(found, present)| OthersRead {
+                        found,
+                        present,
+                        warnings,
+                    },
+                )
+            });
+            let read = match read {
+                Err(outcome) => return Err(outcome.clone()),
+                Ok(read) => read,
+            };
+            let schedulable = Schedulable {
+                other_os: read.found,
+                ..schedulable.clone()
+            };
+            let present: Vec<(&OtherOs, Schedulable)> = read
+                .present
+                .iter()
+                .map(|(index, schedulable)| (&facts.others[*index], schedulable.clone()))
+                .collect();
+            let mut decided = pod.clone();
+            let outcome = settle(
+                &mut decided,
+                facts,
+                &schedulable,
+                &present,
+                read.warnings.clone(),
+            );
+            return Ok((outcome, decided));
+        }
         let mut decided = pod.clone();
-        let outcome = settle(&mut decided, facts, schedulable, warnings.clone());
+        let outcome = settle(&mut decided, facts, schedulable, &[], warnings.clone());
         if matches!(outcome, Outcome::Rejected(..)) {
             return Ok((outcome, decided));
         }
@@ -236,7 +354,7 @@ fn settle_from_nodes(
                     other_os: true,
                     ..schedulable.clone()
                 };
-                let outcome = settle(&mut decided, facts, &schedulable, warnings.clone());
+                let outcome = settle(&mut decided, facts, &schedulable, &[], warnings.clone());
                 Ok((outcome, decided))
             }
         }
@@ -260,9 +378,45 @@ fn settle_from_nodes(
             let failure = Failure::nodes(os, facts.subject.name, cause);
             on_lookup_failure(failure, settings, &mut warnings)?;
             let unknown = Schedulable::configured(Architectures::new());
-            Ok(settle(pod, facts, &unknown, warnings))
+            Ok(settle(pod, facts, &unknown, &[], warnings))
         }
     }
+}
+
+/// What `read_other_operating_systems` read: whether the cluster has nodes of another OS, the
+/// Nodes of each of `Facts::others` it has (by index), and the warnings so far.
+struct OthersRead {
+    found: bool,
+    present: Vec<(usize, Schedulable)>,
+    warnings: Vec<String>,
+}
+
+/// With `readNodes`, for a Pod whose images run on other OSes too (`Facts::others`): every Node
+/// of each other OS (one list each, `kubernetes.io/os=<os>`, the list that tells whether the
+/// cluster has any), with its `autoscaledArchitectures` pools. Returns whether the cluster has
+/// nodes of another OS, and the other OSes it has nodes of, by index in `Facts::others`. Nodes
+/// that cannot be read follow `onLookupFailure` (`ignoreImage`: the Pod keeps to its own OS).
+fn read_other_operating_systems(
+    facts: &Facts,
+    cluster: &mut dyn Cluster,
+    warnings: &mut Vec<String>,
+) -> Result<(bool, Vec<(usize, Schedulable)>), Outcome> {
+    let settings = facts.settings;
+    let mut present = Vec::new();
+    for (index, other) in facts.others.iter().enumerate() {
+        let os = other.constraints.os.as_str();
+        match nodes::of_operating_system(cluster, os, &settings.autoscaled(os)) {
+            Ok(Some(schedulable)) => present.push((index, schedulable)),
+            Ok(None) => {}
+            Err(cause) => {
+                let failure =
+                    Failure::other_os_nodes(os, &facts.constraints.os, facts.subject.name, cause);
+                on_lookup_failure(failure, settings, warnings)?;
+                return Ok((true, Vec::new()));
+            }
+        }
+    }
+    Ok((!present.is_empty(), present))
 }
 
 /// One cluster for `decide_from_nodes` and the decisions it calls, which read it in turn.
@@ -319,82 +473,155 @@ fn admits_other_os(pod: &Value, os: &str, term: Option<usize>) -> bool {
 }
 
 /// Steps 6 and 7 for a cluster whose architectures are `schedulable`'s: where the Pod may finally
-/// run (or why nowhere), and the fewest edits.
+/// run (or why nowhere), and the fewest edits. `others`: the other OSes the Pod may run on that
+/// the cluster has nodes of (`Facts::others`), with their nodes' architectures; the Pod keeps
+/// every OS that runs it, and is refused (for its own OS's reason) only when none does.
 fn settle(
     pod: &mut Value,
     facts: &Facts,
     schedulable: &Schedulable,
+    others: &[(&OtherOs, Schedulable)],
     mut warnings: Vec<String>,
 ) -> Outcome {
-    let (subject, settings) = (facts.subject.name, facts.settings);
-    let constraints = &facts.constraints;
-    let os = &constraints.os;
-    // The architectures nodes may have: the schedulable ones; when they are unknown, and the
-    // images run anywhere, every architecture a node can report (so nothing is pinned).
-    let universe = if facts.unconstrained && schedulable.architectures.is_empty() {
-        platform::every_architecture()
-    } else {
-        schedulable.architectures.clone()
+    let settings = facts.settings;
+    let first = match &facts.own_os_refusal {
+        Some(refusal) => Err((refusal.clone(), false)),
+        None => plan(facts, &facts.constraints, &facts.image_common, schedulable),
     };
-    let common = if facts.unconstrained {
-        universe.clone()
-    } else {
-        match within_schedulable(&facts.image_common, schedulable, subject) {
-            Ok(common) => common,
-            Err(refusal) => return facts.refuse(refusal, warnings),
+    let mut plans: Vec<Plan> = others
+        .iter()
+        .filter_map(|(other, schedulable)| {
+            plan(facts, &other.constraints, &other.image_common, schedulable).ok()
+        })
+        .collect();
+    match first {
+        Ok(first) => plans.insert(0, first),
+        Err((refusal, late)) if plans.is_empty() => {
+            if late {
+                warn_bad_preferred_annotation(pod, &mut warnings);
+            }
+            return facts.refuse(refusal, warnings);
         }
-    };
-    let admits = constraints.admits();
-    let finally = admits.among(&common);
-    if finally.is_empty() {
-        let refusal = message::explain(
-            constraints,
-            subject,
-            &facts.image_common,
-            &common,
-            schedulable,
-        );
-        return facts.refuse(refusal, warnings);
+        Err(_) => {}
     }
     warn_bad_preferred_annotation(pod, &mut warnings);
-    let builds = if settings.pin_windows_build && os == "windows" {
-        match windows_build_pin(facts, &finally, schedulable) {
-            Ok(builds) => builds,
-            Err(refusal) => return facts.refuse(refusal, warnings),
-        }
-    } else {
-        None
-    };
-    // In a cluster of several OSes, the Pod keeps to nodes of its own.
-    let pin_os = schedulable.other_os && !facts.unconstrained;
+    // In a cluster of several OSes, the Pod keeps to nodes of the OSes that run it.
+    let pin_os = (schedulable.other_os || !others.is_empty()) && !facts.unconstrained;
+    let several = plans.len() > 1;
     // (Read before `pin` writes the OS expression.)
-    let daemon_set_other_os = facts.subject.daemon_set && pin_os && admits_other_os(pod, os, None);
-    let changed = pin(
-        pod,
-        constraints,
-        &common,
-        &finally,
-        &universe,
-        builds.as_ref(),
-        pin_os,
-        settings,
-    );
+    let daemon_set_other_os = facts.subject.daemon_set
+        && pin_os
+        && others.is_empty()
+        && admits_other_os(pod, &facts.constraints.os, None);
+    let changed = pin(pod, &plans, pin_os, settings);
     if facts.subject.daemon_set {
-        warnings.extend(message::daemon_set(admits, &common, &universe));
+        // The nodes of each OS its images run on where they do not (named by OS when several).
+        let candidates = std::iter::once((&facts.constraints, &facts.image_common, schedulable))
+            .chain(
+                others
+                    .iter()
+                    .map(|(other, nodes)| (&other.constraints, &other.image_common, nodes)),
+            );
+        for (constraints, image_common, schedulable) in candidates {
+            let (common, universe) = cluster_common(facts, image_common, schedulable);
+            let os = (!others.is_empty()).then_some(constraints.os.as_str());
+            warnings.extend(message::daemon_set(
+                constraints.admits(),
+                &common,
+                &universe,
+                os,
+            ));
+        }
         if daemon_set_other_os {
-            warnings.push(message::daemon_set_other_os(os));
+            warnings.push(message::daemon_set_other_os(&facts.constraints.os));
         }
     }
     warnings.extend(facts.fallback.clone());
     // The annotation records the architectures pinned: none for images that constrain none, nor
-    // for a Pod pinned only to its OS (whose architectures the cluster's Nodes never cut).
-    if changed.architectures && !facts.unconstrained {
-        record_architectures(pod, &common);
+    // for a Pod pinned only to its OS (whose architectures the cluster's Nodes never cut). A Pod
+    // that keeps several OSes records the platforms of those whose architectures were pinned
+    // (`windows/amd64`).
+    let recorded = match several {
+        false => changed
+            .architectures
+            .then(|| platform::join(&plans[0].common, ",")),
+        true => Some(
+            plans
+                .iter()
+                .zip(&changed.pinned_plans)
+                .filter(|(_, pinned)| **pinned)
+                .flat_map(|(plan, _)| {
+                    let os = &plan.constraints.os;
+                    plan.common.iter().map(move |arch| format!("{os}/{arch}"))
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+        )
+        .filter(|platforms| !platforms.is_empty()),
+    };
+    if let Some(recorded) = recorded.filter(|_| !facts.unconstrained) {
+        record_architectures(pod, recorded);
     }
     match changed.architectures || changed.os {
         true => Outcome::Changed(warnings),
         false => Outcome::Unchanged(warnings),
     }
+}
+
+/// The architectures the images run on among those nodes may have (`schedulable`'s; none when
+/// they share none), and those nodes may have: when they are unknown, every architecture the
+/// images run on, and where the images run anywhere, every architecture a node can report (so
+/// nothing is pinned).
+fn cluster_common(
+    facts: &Facts,
+    image_common: &Architectures,
+    schedulable: &Schedulable,
+) -> (Architectures, Architectures) {
+    let universe = if facts.unconstrained && schedulable.architectures.is_empty() {
+        platform::every_architecture()
+    } else {
+        schedulable.architectures.clone()
+    };
+    let common = match (facts.unconstrained, universe.is_empty()) {
+        (true, _) => universe.clone(),
+        (false, true) => image_common.clone(),
+        (false, false) => image_common.intersection(&universe).cloned().collect(),
+    };
+    (common, universe)
+}
+
+/// The Pod decided for the OS of `constraints`, whose nodes have `schedulable`'s architectures:
+/// where it may run there, or the refusal (and whether it came after the Pod's own constraints
+/// were found to admit some architecture: the Windows builds).
+fn plan<'a>(
+    facts: &Facts,
+    constraints: &'a Constraints,
+    image_common: &Architectures,
+    schedulable: &Schedulable,
+) -> Result<Plan<'a>, (Refusal, bool)> {
+    let (subject, settings) = (facts.subject.name, facts.settings);
+    let (common, universe) = cluster_common(facts, image_common, schedulable);
+    if common.is_empty() {
+        let refusal = message::no_schedulable(image_common, schedulable, subject);
+        return Err((refusal, false));
+    }
+    let finally = constraints.admits().among(&common);
+    if finally.is_empty() {
+        let refusal = message::explain(constraints, subject, image_common, &common, schedulable);
+        return Err((refusal, false));
+    }
+    let builds = if settings.pin_windows_build && constraints.os == "windows" {
+        windows_build_pin(facts, &finally, schedulable).map_err(|r| (r, true))?
+    } else {
+        None
+    };
+    Ok(Plan {
+        constraints,
+        common,
+        finally,
+        universe,
+        builds,
+    })
 }
 
 /// Step 1: the Pod's images when the scheduler will place it. A Pod bound to a node (or a
@@ -643,22 +870,110 @@ fn known_images<'a>(
 }
 
 /// Writes what the Pod needs so that it admits exactly the nodes it admitted whose architecture
-/// is in `common` (and, with `pin_os`, whose OS is its own): the architecture expression into
-/// each required term that admits others, the OS expression into each that admits nodes of
-/// another OS (or one new term with what it needs), `matchNodeLabels`, and, for the
-/// architectures it may finally run on (`finally`), the preferred architecture and the
-/// tolerations. Returns what changed.
-#[allow(clippy::too_many_arguments)]
-fn pin(
-    pod: &mut Value,
-    constraints: &Constraints,
-    common: &Architectures,
-    finally: &Architectures,
-    schedulable: &Architectures,
-    windows_builds: Option<&Architectures>,
-    pin_os: bool,
-    settings: &Settings,
-) -> Changed {
+/// is in a plan's `common` (and, with `pin_os`, whose OS is that plan's): the required terms
+/// (`pin_required`), and, for the architectures it may finally run on, the preferred
+/// architecture and the tolerations. With several plans (images that run on several OSes), each
+/// required term becomes one term per OS whose nodes it admits, each pinned for its OS. Returns
+/// what changed.
+fn pin(pod: &mut Value, plans: &[Plan], pin_os: bool, settings: &Settings) -> Changed {
+    let [only] = plans else {
+        // Every node OS runs the images, and each needs the same expressions: no OS to tell
+        // apart, the Pod is pinned as for one.
+        let copies: Vec<(Value, Changed)> = plans
+            .iter()
+            .map(|plan| {
+                let mut copy = pod.clone();
+                let changed = pin_required(&mut copy, plan, false, settings);
+                (copy, changed)
+            })
+            .collect();
+        let pinned_plans = copies.iter().map(|(_, c)| c.architectures).collect();
+        let mut changed = match copies.as_slice() {
+            [(first, changed), rest @ ..]
+                if plans.len() == platform::NODE_OPERATING_SYSTEMS.len()
+                    && rest.iter().all(|(copy, _)| copy == first) =>
+            {
+                *pod = first.clone();
+                changed.clone()
+            }
+            _ => {
+                let split = split_terms(pod, plans, pin_os, settings);
+                Changed {
+                    architectures: split,
+                    os: split,
+                    pinned_plans: Vec::new(),
+                }
+            }
+        };
+        changed.pinned_plans = pinned_plans;
+        let finally: Architectures = plans.iter().flat_map(|p| p.finally.clone()).collect();
+        changed.architectures |= pin_preferences(pod, &finally, settings);
+        return changed;
+    };
+    let mut changed = pin_required(pod, only, pin_os, settings);
+    changed.architectures |= pin_preferences(pod, &only.finally, settings);
+    changed
+}
+
+/// For several plans: each required term (or the one new term) becomes one copy per plan whose
+/// OS's nodes it admits, each pinned for its OS (`pin_required`). The first copy stays where the
+/// term was, the others follow the Pod's terms (in the terms' order, then the plans'), so every
+/// term the Pod wrote keeps its place. Returns whether anything changed.
+fn split_terms(pod: &mut Value, plans: &[Plan], pin_os: bool, settings: &Settings) -> bool {
+    let pinned: Vec<Value> = plans
+        .iter()
+        .map(|plan| {
+            let mut copy = pod.clone();
+            pin_required(&mut copy, plan, pin_os, settings);
+            copy["spec"]["affinity"]["nodeAffinity"]
+                ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+                .take()
+        })
+        .collect();
+    let count = pinned
+        .iter()
+        .filter_map(Value::as_array)
+        .map(Vec::len)
+        .max()
+        .unwrap_or_default();
+    let original = &plans[0].constraints.terms;
+    let (mut terms, mut more) = (Vec::new(), Vec::new());
+    for index in 0..count {
+        let empty = original
+            .as_ref()
+            .and_then(|terms| terms.get(index))
+            .is_some_and(|term| term.empty);
+        let mut copies = plans
+            .iter()
+            .zip(&pinned)
+            .filter(|(plan, pinned)| {
+                let admits = match original {
+                    None => plan.constraints.selector_admits(),
+                    Some(_) => plan.constraints.term_admits(index),
+                };
+                admits != Admits::none() && !empty && !pinned[index].is_null()
+            })
+            .map(|(_, pinned)| pinned[index].clone());
+        // A term that admits nodes of no plan's OS (or matches nothing) stays as the first plan
+        // pins it.
+        terms.push(copies.next().unwrap_or_else(|| pinned[0][index].clone()));
+        more.extend(copies);
+    }
+    terms.extend(more);
+    let before = &pod["spec"]["affinity"]["nodeAffinity"]
+        ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+    if before.as_array() == Some(&terms) {
+        return false;
+    }
+    pod.get_mut("spec")
+        .is_some_and(|spec| affinity::replace_required_terms(spec, terms))
+}
+
+/// Pins the Pod's required terms for one plan: the architecture expression into each term that
+/// admits others, the OS expression (with `pin_os`) into each that admits nodes of another OS
+/// (or one new term with what it needs), `matchNodeLabels` and the Windows builds.
+fn pin_required(pod: &mut Value, plan: &Plan, pin_os: bool, settings: &Settings) -> Changed {
+    let constraints = plan.constraints;
     // Per required term (or the one new term): the architecture expression where it admits
     // others, the OS expression where it admits nodes of another OS.
     let per_term = |index: Option<usize>| {
@@ -666,8 +981,8 @@ fn pin(
             None => constraints.selector_admits(),
             Some(index) => constraints.term_admits(index),
         };
-        let architecture = (!admits.within(common, schedulable))
-            .then(|| affinity::architecture_expression(common));
+        let architecture = (!admits.within(&plan.common, &plan.universe))
+            .then(|| affinity::architecture_expression(&plan.common));
         let os = (pin_os && admits_other_os(pod, &constraints.os, index))
             .then(|| affinity::operating_system_expression(&constraints.os));
         (architecture, os)
@@ -696,19 +1011,12 @@ fn pin(
                 .map(|value| (key.clone(), vec![value.to_string()]))
         })
         .collect();
-    if let Some(builds) = windows_builds {
+    if let Some(builds) = &plan.builds {
         labels.push((
             platform::WINDOWS_BUILD_LABEL.to_string(),
             builds.iter().cloned().collect(),
         ));
     }
-    // Preferences matter only where the Pod has a choice.
-    let preferred: Vec<(String, i64)> = preferences(pod, settings)
-        .into_iter()
-        .filter(|(arch, _)| finally.len() > 1 && finally.contains(*arch))
-        .map(|(arch, weight)| (arch.to_string(), weight))
-        .collect();
-
     let mut changed = Changed::default();
     let Some(spec) = pod.get_mut("spec") else {
         return changed;
@@ -720,26 +1028,42 @@ fn pin(
     if operating_systems.iter().any(|added| !added.is_empty()) {
         changed.os = affinity::constrain_required(spec, &operating_systems, &[]);
     }
+    changed
+}
+
+/// The preferred architectures (where the Pod has a choice among `finally`, and weighs none
+/// itself) and the tolerations of `finally`. Returns whether anything changed.
+fn pin_preferences(pod: &mut Value, finally: &Architectures, settings: &Settings) -> bool {
+    // Preferences matter only where the Pod has a choice.
+    let preferred: Vec<(String, i64)> = preferences(pod, settings)
+        .into_iter()
+        .filter(|(arch, _)| finally.len() > 1 && finally.contains(*arch))
+        .map(|(arch, weight)| (arch.to_string(), weight))
+        .collect();
+    let Some(spec) = pod.get_mut("spec") else {
+        return false;
+    };
+    let mut changed = false;
     // A Pod that already weighs architectures keeps its own preferences.
     if !preferred.is_empty() && !affinity::has_preferred_architecture(spec) {
         if let Some(list) = edit::array_at(spec, &PREFERRED_PATH) {
             for (arch, weight) in &preferred {
                 list.push(affinity::preferred_term(arch, *weight));
             }
-            changed.architectures = true;
+            changed = true;
         }
     }
-    changed.architectures |=
-        tolerations::add_for(spec, finally, &settings.architecture_tolerations);
-    changed
+    changed | tolerations::add_for(spec, finally, &settings.architecture_tolerations)
 }
 
 /// What `pin` changed: what the architectures need (with `matchNodeLabels`, preferences and
-/// tolerations), and the OS expression.
-#[derive(Debug, Default, Clone, Copy)]
+/// tolerations), and the OS expression; with several plans, which of them had their
+/// architectures pinned.
+#[derive(Debug, Default, Clone)]
 struct Changed {
     architectures: bool,
     os: bool,
+    pinned_plans: Vec<bool>,
 }
 
 /// The architectures to prefer and their weights: the Pod's annotation (with
@@ -754,11 +1078,11 @@ fn preferences<'a>(pod: &'a Value, settings: &'a Settings) -> Vec<(&'a str, i64)
     }
 }
 
-fn record_architectures(pod: &mut Value, common: &Architectures) {
+fn record_architectures(pod: &mut Value, recorded: String) {
     if let Some(annotations) = edit::object_at(pod, &["metadata", "annotations"]) {
         annotations.insert(
             ARCHITECTURES_ANNOTATION.to_string(),
-            Value::String(platform::join(common, ",")),
+            Value::String(recorded),
         );
     }
 }
@@ -877,24 +1201,4 @@ fn image_architectures(
         ));
     }
     Ok(common)
-}
-
-/// The architectures on which every image runs (`common`) that are schedulable (all of them
-/// when those are unknown); the error is the refusal when none is.
-fn within_schedulable(
-    common: &Architectures,
-    schedulable: &Schedulable,
-    subject: &str,
-) -> Result<Architectures, Refusal> {
-    if schedulable.architectures.is_empty() {
-        return Ok(common.clone());
-    }
-    let runnable: Architectures = common
-        .intersection(&schedulable.architectures)
-        .cloned()
-        .collect();
-    if runnable.is_empty() {
-        return Err(message::no_schedulable(common, schedulable, subject));
-    }
-    Ok(runnable)
 }

@@ -173,27 +173,48 @@ pub(crate) fn no_schedulable(
 /// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
 /// architecture the template admits (`admits`), those Pods crash-loop: name those architectures,
 /// among the schedulable ones when they are known (`schedulable`). Cut to fit a warning,
-/// keeping the advice.
+/// keeping the advice. `os` names the OS when its images run on several (one warning each).
 pub(crate) fn daemon_set(
     admits: Admits,
     common: &Architectures,
     schedulable: &Architectures,
+    os: Option<&str>,
 ) -> Option<String> {
     let mut outside = admits.and(Admits::AllBut(common.clone()));
     if !schedulable.is_empty() {
         outside = outside.and(Admits::Only(schedulable.clone()));
     }
+    let node = match os {
+        Some(os) => format!("{os} node"),
+        None => "node".to_string(),
+    };
     let (lead, failing, tail) = match outside {
         Admits::Only(failing) if failing.is_empty() => return None,
-        Admits::Only(failing) => ("the ", failing, " nodes"),
-        Admits::AllBut(fine) => ("any node whose architecture is not ", fine, ""),
-        Admits::All => ("any node whose architecture is not ", common.clone(), ""),
+        Admits::Only(failing) => (
+            match os {
+                Some(os) => format!("the {os} "),
+                None => "the ".to_string(),
+            },
+            failing,
+            " nodes",
+        ),
+        Admits::AllBut(fine) if common.is_empty() && fine.is_empty() => {
+            (format!("any {node}"), fine, "")
+        }
+        Admits::AllBut(fine) => (format!("any {node} whose architecture is not "), fine, ""),
+        Admits::All => (
+            format!("any {node} whose architecture is not "),
+            common.clone(),
+            "",
+        ),
+    };
+    let runs = match (os, common.is_empty()) {
+        (Some(os), true) => format!("on no architecture of the {os} nodes"),
+        (Some(os), false) => format!("only on {os} on {}", platform::join(common, ", ")),
+        (None, _) => format!("only on {}", platform::join(common, ", ")),
     };
     Some(capped(
-        &format!(
-            "{PREFIX}: this DaemonSet's images run only on {}: its Pods will fail on {lead}",
-            platform::join(common, ", ")
-        ),
+        &format!("{PREFIX}: this DaemonSet's images run {runs}: its Pods will fail on {lead}"),
         &platform::join(&failing, ", "),
         &format!(
             "{tail}. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
@@ -342,6 +363,7 @@ pub(crate) fn capped(lead: &str, middle: &str, tail: &str) -> String {
 
 /// Why no architecture fits: the rejection message, in three parts so that the warning made of
 /// it (`onNoCommonArchitecture: accept`) is cut in the middle of the listing and keeps the rest.
+#[derive(Debug, Clone)]
 pub(crate) struct Refusal {
     pub lead: String,
     pub listing: String,

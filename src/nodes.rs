@@ -328,6 +328,24 @@ pub fn other_operating_system(
     Ok(false)
 }
 
+/// Every Node of `os` (one list, `kubernetes.io/os=<os>`: the list `other_operating_system`
+/// reads), with the `autoscaled` pools of that OS: `None` when the cluster has neither. For a Pod
+/// whose images run on `os` besides its own. Errors are the host's.
+pub fn of_operating_system(
+    cluster: &mut dyn Cluster,
+    os: &str,
+    autoscaled: &Architectures,
+) -> Result<Option<Schedulable>, String> {
+    let nodes = list(cluster, &format!("{OS_LABEL}={os}"))?;
+    if nodes.is_empty() && autoscaled.is_empty() {
+        return Ok(None);
+    }
+    let found = architectures(&nodes);
+    let mut schedulable = Schedulable::read(os, &found, autoscaled, Some(nodes));
+    schedulable.other_os = true;
+    Ok(Some(schedulable))
+}
+
 /// Decides for the cluster's Nodes of `os` (with the `autoscaled` pools of that OS), for a Pod
 /// whose images all run on `images` and whose own constraints admit `admits`, reading no more of
 /// them than the decision needs: `decide(schedulable)` is the decision for a cluster whose

@@ -310,3 +310,191 @@ fn a_failed_other_os_read_keeps_the_warnings_gathered_before_it() {
         "image-arch-affinity: the Pod was not pinned because the cluster's windows Nodes could not be read: connection refused"
     );
 }
+
+/// `ghcr.io/org/linux-windows-multi:1`: linux/amd64, linux/arm64 and windows/amd64 in one index.
+const LINUX_AND_WINDOWS: &str = "ghcr.io/org/linux-windows-multi:1";
+
+#[test]
+fn images_built_for_linux_and_windows_keep_both_oses_each_with_its_architectures() {
+    // A Pod that states no OS: one term per OS, each with the architectures of that OS
+    // (Linux's are all the cluster's, so the OS alone); the annotation names the platforms
+    // of the OSes whose architectures were pinned.
+    let r = run(
+        &pod(&[LINUX_AND_WINDOWS], json!({})),
+        mixed_settings(json!({})),
+    );
+    r.assert_patch(json!([
+        add_annotation("windows/amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+                {"matchExpressions": [
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                    {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]}}}}
+    ]));
+    // Each OS with the same architectures (a cluster of amd64 and s390x nodes): no OS to tell
+    // apart, the architecture alone, and the annotation names both platforms.
+    let amd64 = json!({"clusterOperatingSystems": ["linux", "windows"], "schedulableArchitectures": ["amd64", "s390x"]});
+    run(&pod(&[LINUX_AND_WINDOWS], json!({})), amd64).assert_patch(json!([
+        add_annotation("linux/amd64,windows/amd64"),
+        add_required(&["amd64"])
+    ]));
+    // Every node runs them (amd64 nodes only): nothing to pin.
+    let amd64 = json!({"clusterOperatingSystems": ["linux", "windows"], "schedulableArchitectures": ["amd64"]});
+    run(&pod(&[LINUX_AND_WINDOWS], json!({})), amd64).assert_accepted_unchanged();
+    // A Pod that chooses its OS keeps to it.
+    let r = run(
+        &pod(&[LINUX_AND_WINDOWS], json!({"os": {"name": "linux"}})),
+        mixed_settings(json!({})),
+    );
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
+    let r = run(
+        &pod(
+            &[LINUX_AND_WINDOWS],
+            json!({"nodeSelector": {"kubernetes.io/os": "windows"}}),
+        ),
+        mixed_settings(json!({})),
+    );
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    // A cluster of one OS: as before.
+    let one = json!({"schedulableArchitectures": ["amd64", "arm64"]});
+    run(&pod(&[LINUX_AND_WINDOWS], json!({})), one).assert_accepted_unchanged();
+}
+
+#[test]
+fn the_copies_for_another_os_follow_the_terms_the_pod_wrote() {
+    // Term 0 admits any node of zone a; term 1 only Windows nodes; term 2 is empty.
+    let required = json!({"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+        {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]},
+            {"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["s390x"]}]},
+        {}]}});
+    let r = run(
+        &pod(
+            &[LINUX_AND_WINDOWS],
+            json!({"affinity": {"nodeAffinity": required}}),
+        ),
+        mixed_settings(json!({})),
+    );
+    assert_eq!(
+        terms(&r),
+        json!([
+            {"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["a"]},
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+            {"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]},
+                {"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["s390x"]},
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]},
+            {},
+            {"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["a"]},
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}])
+    );
+    // Run again, the result is accepted as it is.
+    let again = pod(
+        &[LINUX_AND_WINDOWS],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms(&r)}}}}),
+    );
+    run(&again, mixed_settings(json!({}))).assert_accepted_unchanged();
+}
+
+#[test]
+fn a_pod_whose_images_run_only_on_another_os_than_its_default_goes_there() {
+    // defaultOperatingSystem windows; the nodeSelector admits arm64 nodes only, where the image
+    // has a Linux build alone: the Pod goes to Linux (its architecture needs no pin).
+    let settings = mixed_settings(json!({"defaultOperatingSystem": "windows"}));
+    let arm64 = json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}});
+    let r = run(&pod(&[LINUX_AND_WINDOWS], arm64.clone()), settings.clone());
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
+    // An image with no Windows build at all: the same.
+    let r = run(
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({})),
+        settings.clone(),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        add_required_os(&["amd64"], "linux")
+    ]));
+    // No OS runs it: the refusal for the Pod's own OS.
+    let r = run(&pod(&["ghcr.io/org/amd64-only:1"], arm64), settings);
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: no windows node architecture runs every image of this Pod: \"ghcr.io/org/amd64-only:1\" \
+         has no windows build (only linux/amd64). Use images built for a common architecture"
+    );
+}
+
+#[test]
+fn with_read_nodes_the_other_os_nodes_are_read_in_one_list() {
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+        node("win-1", "windows", "amd64"),
+        node("win-2", "windows", "arm64"),
+    ]);
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        &mut cluster,
+        "Pod",
+        "CREATE",
+        &pod(&[LINUX_AND_WINDOWS], json!({})),
+        &Value::Null,
+        &settings(json!({"readNodes": true})),
+    );
+    assert_eq!(
+        terms(&r),
+        json!([
+            {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+            {"matchExpressions": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}])
+    );
+    assert_eq!(cluster.calls.len(), 2, "{:?}", cluster.calls);
+    assert!(
+        cluster.calls[1].contains(" kubernetes.io/os=windows "),
+        "{:?}",
+        cluster.calls
+    );
+    // Without the Windows arm64 Node, every Node runs the images: nothing to pin.
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+        node("win-1", "windows", "amd64"),
+    ]);
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        &mut cluster,
+        "Pod",
+        "CREATE",
+        &pod(&[LINUX_AND_WINDOWS], json!({})),
+        &Value::Null,
+        &settings(json!({"readNodes": true})),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(cluster.calls.len(), 2, "{:?}", cluster.calls);
+}
+
+#[test]
+fn a_daemon_set_under_validate_is_warned_per_os_where_its_images_run_on_several() {
+    let template = pod(&[LINUX_AND_WINDOWS], json!({}));
+    let object = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"template": {"metadata": template["metadata"], "spec": template["spec"]}}});
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        &mut FixtureCluster::of(Vec::new()),
+        "DaemonSet",
+        "CREATE",
+        &object,
+        &Value::Null,
+        &settings(mixed_settings(json!({}))),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: this DaemonSet's images run only on windows on amd64: its Pods will fail on the \
+          windows arm64 nodes. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
+    );
+}

@@ -640,6 +640,30 @@ fn pod_os<'a>(spec: &'a Value, settings: &'a Value, nodes: &'a [Node]) -> &'a st
     }
 }
 
+/// Whether the Pod chooses its OS: `spec.os.name`, or a nodeSelector on the OS (non-empty).
+fn chooses_os(spec: &Value) -> bool {
+    [
+        &spec["os"]["name"],
+        &spec["nodeSelector"][OS],
+        &spec["nodeSelector"][BETA_OS],
+    ]
+    .into_iter()
+    .any(|value| value.as_str().is_some_and(|os| !os.is_empty()))
+}
+
+/// Whether an image runs on nodes of `os` (a platform without an OS runs on any; WebAssembly
+/// builds on every node, those next to native ones under a WebAssembly RuntimeClass).
+fn runs_on_os(image: &Image, os: &str, wasm_runtime: bool) -> bool {
+    match image.wasm {
+        Wasm::Only | Wasm::Spin => true,
+        Wasm::Entry if wasm_runtime => true,
+        Wasm::Entry | Wasm::None => image
+            .platforms
+            .iter()
+            .any(|(platform_os, _)| platform_os.is_none_or(|o| o == os)),
+    }
+}
+
 /// Whether `result` holds every value of `original`: objects keep their keys, arrays their items
 /// as a prefix, everything else is equal.
 fn contains(result: &Value, original: &Value) -> bool {
@@ -670,6 +694,8 @@ struct Counts {
     mutated: Cell<usize>,
     /// Pinned results judged over nodes of another OS than the Pod's (clusterOperatingSystems).
     other_os: Cell<usize>,
+    /// Cases whose Pod may run on the nodes of several OSes (images built for each).
+    several_oses: Cell<usize>,
 }
 
 fn bump(cell: &Cell<usize>) {
@@ -822,9 +848,34 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
     let schedulable: BTreeSet<&str> = strings(&case.settings["schedulableArchitectures"])
         .into_iter()
         .collect();
+    let anywhere = known.iter().all(|image| match image.wasm {
+        Wasm::Only | Wasm::Spin => true,
+        Wasm::Entry => wasm_runtime,
+        Wasm::None => false,
+    });
+    // Images built for several OSes: a Pod that does not choose its OS (spec.os, the
+    // nodeSelector) may run on the nodes of every OS of the cluster (clusterOperatingSystems)
+    // that all of its images run on.
+    let listed = strings(&case.settings["clusterOperatingSystems"]);
+    let oses: BTreeSet<&str> = std::iter::once(os)
+        .chain(OSES.into_iter().filter(|other| {
+            *other != os
+                && !anywhere
+                && !chooses_os(spec)
+                && listed.contains(other)
+                && known
+                    .iter()
+                    .all(|image| runs_on_os(image, other, wasm_runtime))
+        }))
+        .collect();
+    if oses.len() > 1 {
+        bump(&counts.several_oses);
+    }
     let universe: Vec<&Node> = nodes
         .iter()
-        .filter(|n| n.os() == os && (schedulable.is_empty() || schedulable.contains(n.arch())))
+        .filter(|n| {
+            oses.contains(n.os()) && (schedulable.is_empty() || schedulable.contains(n.arch()))
+        })
         .collect();
     let admitted = |spec: &Value| -> Vec<usize> {
         (0..universe.len())
@@ -882,17 +933,11 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
     // admits none of them, unless its images run anywhere (WebAssembly builds only, or under a
     // WebAssembly RuntimeClass: no OS is pinned), when it admits those the original did (of the
     // Pod's zone, with `matchNodeLabels`).
-    let listed = strings(&case.settings["clusterOperatingSystems"]);
     let others: Vec<&Node> = nodes
         .iter()
-        .filter(|n| n.os() != os && listed.contains(&n.os()))
+        .filter(|n| !oses.contains(n.os()) && listed.contains(&n.os()))
         .filter(|n| schedulable.is_empty() || schedulable.contains(n.arch()))
         .collect();
-    let anywhere = known.iter().all(|image| match image.wasm {
-        Wasm::Only | Wasm::Spin => true,
-        Wasm::Entry => wasm_runtime,
-        Wasm::None => false,
-    });
     // Pods are always pinned; a workload template only with `workloadTemplates: mutate`, a
     // DaemonSet's also with `daemonSetTemplates: mutate` (docs/design.md "Workloads").
     let mode = |key: &str| case.settings[key] == "mutate";
@@ -903,7 +948,7 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         .decision
         .warnings
         .iter()
-        .any(|w| w.contains("this DaemonSet's images run only on"));
+        .any(|w| w.contains("this DaemonSet's images run "));
     if !pinned {
         prop_assert_eq!(
             &run.decision.verdict,
@@ -1102,7 +1147,7 @@ fn property(what: &str, kinds: Vec<&'static str>) {
         std::io::stderr(),
         "scheduling equivalence, {what}: {} cases ({} with a named-node matchFields term, {} decided with a WebAssembly image, {} of them \
          under a wasmRuntimeClass, {} with image volumes, {} exempt, {} rejected or warned, {} mutated, {} accepted judged over the nodes of \
-         another OS) over {} nodes in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+         another OS, {} that may run on several OSes) over {} nodes in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.named_node.get(),
         counts.webassembly.get(),
@@ -1112,6 +1157,7 @@ fn property(what: &str, kinds: Vec<&'static str>) {
         counts.rejected.get(),
         counts.mutated.get(),
         counts.other_os.get(),
+        counts.several_oses.get(),
         nodes.len(),
         started.elapsed().as_secs_f64()
     );
@@ -1124,6 +1170,12 @@ fn property(what: &str, kinds: Vec<&'static str>) {
         cases < 1000 || counts.other_os.get() * 20 >= cases,
         "only {} of {cases} cases judged over the nodes of another OS (seed {seed})",
         counts.other_os.get()
+    );
+    // And at least 1% whose Pod may run on several OSes.
+    assert!(
+        cases < 1000 || counts.several_oses.get() * 100 >= cases,
+        "only {} of {cases} cases whose Pod may run on several OSes (seed {seed})",
+        counts.several_oses.get()
     );
 }
 
@@ -1254,8 +1306,38 @@ fn without_setting(text: &str) -> String {
     out
 }
 
+/// The other OS the cluster has Nodes or pools of, when the Pod does not choose its OS and every
+/// image it uses (of those looked up) runs there too: it may run on several OSes.
+fn several_oses(case: &Case, os: &str, cluster: &ClusterSpec) -> Option<&'static str> {
+    let spec = &case.pod["spec"];
+    let other = OSES.into_iter().find(|other| *other != os)?;
+    let present = cluster.nodes.iter().any(|node| node.0 == other)
+        || cluster.pools.iter().any(|pool| pool.0 == other);
+    let used: Vec<&Image> = spec["containers"]
+        .as_array()
+        .into_iter()
+        .chain(spec["initContainers"].as_array())
+        .flatten()
+        .filter_map(|c| c["image"].as_str())
+        .chain(
+            spec["volumes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v["image"]["reference"].as_str()),
+        )
+        .filter_map(|image| (0..case.images.len()).find(|i| image_name(*i) == image))
+        .map(|i| &case.images[i])
+        .filter(|image| !image.fails)
+        .collect();
+    let runs = !used.is_empty() && used.iter().all(|image| runs_on_os(image, other, true));
+    (present && runs && !chooses_os(spec)).then_some(other)
+}
+
 #[derive(Default)]
 struct NodeCounts {
+    /// Clusters whose other OS was given the Pod's OS's architectures (`several_oses`).
+    symmetric: Cell<usize>,
     cases: Cell<usize>,
     rejected: Cell<usize>,
     mutated: Cell<usize>,
@@ -1283,6 +1365,28 @@ fn check_node_aware(
         if let Some(os) = ["linux", "windows"].into_iter().find(|o| *o == os) {
             cluster.nodes.push((os, "amd64", true, false));
         }
+    }
+    // A Pod that states no OS, whose images all run on another OS the cluster has, is decided for
+    // each (src/decision.rs `settle`). schedulableArchitectures names the architectures of every
+    // OS, so the static settings state such a cluster only where its OSes have the same
+    // architectures: the other OS's Nodes and pools are made copies of those of the Pod's OS
+    // (counted).
+    if let Some(other) = several_oses(case, &os, &cluster) {
+        bump(&counts.symmetric);
+        cluster.nodes.retain(|node| node.0 != other);
+        cluster.pools.retain(|pool| pool.0 != other);
+        let copies: Vec<_> = cluster
+            .nodes
+            .iter()
+            .map(|node| (other, node.1, node.2, node.3))
+            .collect();
+        cluster.nodes.extend(copies);
+        let pools: Vec<_> = cluster
+            .pools
+            .iter()
+            .map(|pool| (other, pool.1.clone()))
+            .collect();
+        cluster.pools.extend(pools);
     }
     let architectures: Vec<&str> = cluster.architectures(&os).into_iter().collect();
     let mut node_aware = case.settings.clone();
@@ -1462,7 +1566,7 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
     let _ = writeln!(
         std::io::stderr(),
         "readNodes decides as schedulableArchitectures, {what}: {} cases ({} rejected or warned, {} mutated; \
-         0/1/2/3 Node lists: {}/{}/{}/{}) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+         0/1/2/3 Node lists: {}/{}/{}/{}; {} clusters given the same architectures for each OS) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.rejected.get(),
         counts.mutated.get(),
@@ -1470,6 +1574,7 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
         counts.lists[1].get(),
         counts.lists[2].get(),
         counts.lists[3].get(),
+        counts.symmetric.get(),
         started.elapsed().as_secs_f64()
     );
     if let Err(error) = result {

@@ -126,6 +126,17 @@ impl FixtureRegistry {
             ),
         );
         registry.index(
+            "ghcr.io/org/linux-windows-multi:1",
+            &index(
+                OCI_INDEX,
+                &[
+                    entry("linux", "amd64", None),
+                    entry("linux", "arm64", Some("v8")),
+                    entry("windows", "amd64", None),
+                ],
+            ),
+        );
+        registry.index(
             "127.0.0.1:5000/team/s390x:1.0",
             &index(OCI_INDEX, &[entry("linux", "s390x", None)]),
         );
