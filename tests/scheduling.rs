@@ -640,6 +640,27 @@ fn pod_os<'a>(spec: &'a Value, settings: &'a Value, nodes: &'a [Node]) -> &'a st
     }
 }
 
+/// The generated images the Pod uses (by index): its containers' and init containers', and its
+/// image volumes'.
+fn used_images(case: &Case) -> BTreeSet<usize> {
+    let spec = &case.pod["spec"];
+    spec["containers"]
+        .as_array()
+        .into_iter()
+        .chain(spec["initContainers"].as_array())
+        .flatten()
+        .filter_map(|c| c["image"].as_str())
+        .chain(
+            spec["volumes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v["image"]["reference"].as_str()),
+        )
+        .filter_map(|image| (0..case.images.len()).find(|i| image_name(*i) == image))
+        .collect()
+}
+
 /// Whether the Pod chooses its OS: `spec.os.name`, or a nodeSelector on the OS (non-empty).
 fn chooses_os(spec: &Value) -> bool {
     [
@@ -781,19 +802,7 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
     if !volumes.is_empty() {
         bump(&counts.volumes);
     }
-    let used: BTreeSet<usize> = spec["containers"]
-        .as_array()
-        .into_iter()
-        .chain(spec["initContainers"].as_array())
-        .flatten()
-        .filter_map(|c| c["image"].as_str())
-        .chain(
-            volumes
-                .iter()
-                .filter_map(|v| v["image"]["reference"].as_str()),
-        )
-        .filter_map(|image| (0..case.images.len()).find(|i| image_name(*i) == image))
-        .collect();
+    let used = used_images(case);
     let failed = used.iter().any(|i| case.images[*i].fails);
     match case.settings["onLookupFailure"].as_str() {
         Some("accept") if failed => {
@@ -1313,20 +1322,8 @@ fn several_oses(case: &Case, os: &str, cluster: &ClusterSpec) -> Option<&'static
     let other = OSES.into_iter().find(|other| *other != os)?;
     let present = cluster.nodes.iter().any(|node| node.0 == other)
         || cluster.pools.iter().any(|pool| pool.0 == other);
-    let used: Vec<&Image> = spec["containers"]
-        .as_array()
+    let used: Vec<&Image> = used_images(case)
         .into_iter()
-        .chain(spec["initContainers"].as_array())
-        .flatten()
-        .filter_map(|c| c["image"].as_str())
-        .chain(
-            spec["volumes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|v| v["image"]["reference"].as_str()),
-        )
-        .filter_map(|image| (0..case.images.len()).find(|i| image_name(*i) == image))
         .map(|i| &case.images[i])
         .filter(|image| !image.fails)
         .collect();
