@@ -79,8 +79,9 @@ func (c *Case) templateMode() string {
 	return "validate"
 }
 
-func drawNode(t *rapid.T, index int) v1.Node {
-	windows := chance(t, "windows", 10)
+// drawNode draws a Node; untaintedWindows: an untainted Windows one.
+func drawNode(t *rapid.T, index int, untaintedWindows bool) v1.Node {
+	windows := untaintedWindows || chance(t, "windows", 10)
 	os, arch, winBuild := "linux", rapid.SampledFrom(nodeArches).Draw(t, "arch"), ""
 	if windows {
 		os, arch, winBuild = "windows", "amd64", rapid.SampledFrom(windowsBuilds).Draw(t, "build")
@@ -103,7 +104,7 @@ func drawNode(t *rapid.T, index int) v1.Node {
 	if arch == "arm64" && rapid.Bool().Draw(t, "gke arm64 taint") {
 		taints = append(taints, armTaint)
 	}
-	if windows && !chance(t, "windows untainted", 5) {
+	if windows && !untaintedWindows && !chance(t, "windows untainted", 5) {
 		taints = append(taints, windowsTaint)
 	}
 	for _, taint := range []v1.Taint{gpuTaint, spotTaint} {
@@ -121,13 +122,22 @@ func drawNode(t *rapid.T, index int) v1.Node {
 	return node
 }
 
+// drawCluster draws 1 to 6 Nodes; one time in six a cluster of several Nodes ends with an
+// untainted Windows one, so that Pods that state no OS whose images run on both OSes are judged
+// on the Nodes of both (issue 31; an untainted Windows Node is otherwise one in fifty).
 func drawCluster(t *rapid.T) []v1.Node {
 	count := rapid.IntRange(1, 6).Draw(t, "nodes")
 	nodes := make([]v1.Node, count)
+	windows := count > 1 && chance(t, "an untainted Windows Node", 6)
 	for i := range nodes {
-		nodes[i] = drawNode(t, i)
+		nodes[i] = drawNode(t, i, windows && i == count-1)
 	}
 	return nodes
+}
+
+// untaintedWindows says whether nodes have a Windows Node with no taint.
+func untaintedWindows(nodes []v1.Node) bool {
+	return slices.ContainsFunc(nodes, func(n v1.Node) bool { return n.Labels[osLabel] == "windows" && len(n.Spec.Taints) == 0 })
 }
 
 // chance draws true one time in n; false is the simpler case the shrinker moves to.
@@ -241,6 +251,24 @@ func imagePool(reg *registry.Registry) []string {
 		"single/amd64-docker:1.0", "single/armv7:1.0", "multi/windows-linux:1.0", "multi/windows-only:1.0",
 		"multi/s390x-only:1.0", "multi/odd-values:1.0", "multi/windows-odd-build:1.0",
 		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0")
+}
+
+// bothOSesPool is what every image of a Pod is drawn from one time in four on a cluster with an
+// untainted Windows Node (one time in twelve elsewhere): the images that run on Linux and on
+// Windows, an index of Windows builds and linux/amd64 (multi/windows-linux), those of Windows
+// builds with linux/amd64 and arm64 (gen/windows-<builds>-linux-amd64-arm64), and an index whose
+// entries' os is the empty string, which counts for every OS (multi/empty-os; multi/no-os, whose
+// entries have no os field, is an index the host cannot parse: a failed lookup).
+func bothOSesPool(reg *registry.Registry) []string {
+	var pool []string
+	for name := range reg.Catalog {
+		if name == "multi/windows-linux:1.0" || name == "multi/empty-os:1.0" ||
+			strings.HasPrefix(name, "gen/windows-") && strings.Contains(name, "-linux-") {
+			pool = append(pool, name)
+		}
+	}
+	slices.Sort(pool)
+	return pool
 }
 
 // webAssemblyImages are the WebAssembly images (an index with native builds twice): drawn one
@@ -391,6 +419,13 @@ var tolerationPool = []v1.Toleration{
 
 func drawPodSpec(t *rapid.T, c *Case, reg *registry.Registry) v1.PodTemplateSpec {
 	pool := imagePool(reg)
+	bothOSes := 12
+	if untaintedWindows(c.Nodes) {
+		bothOSes = 4
+	}
+	if chance(t, "images of both OSes", bothOSes) {
+		pool = bothOSesPool(reg)
+	}
 	var spec v1.PodSpec
 	for i := rapid.IntRange(1, 3).Draw(t, "containers"); i > 0; i-- {
 		spec.Containers = append(spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", i), Image: drawImage(t, c, reg, pool)})

@@ -100,19 +100,24 @@ const (
 	// architectures for the Pod's OS, not its own: the returned Pod must not admit it, which an
 	// architecture pin alone does not do (the policy's OS pin).
 	checkBOSPin = "b, the OS pin needed"
-	// checkBOtherOSAdmits: b. with a Node of another OS admitting the returned Pod (images that
-	// run anywhere: WebAssembly).
+	// checkBOtherOSAdmits: b. with a Node of another OS admitting the returned Pod (a Pod that
+	// states no OS whose images run there too, issue 31; images that run anywhere: WebAssembly).
 	checkBOtherOSAdmits = "b, a Node of another OS admits"
 	// checkC: c., the returned Pod's node affinity admits no node the original's did not.
 	checkC = "c"
-	// checkCNodes: c. with some Node that admitted the original Pod and runs its images (it must
-	// still admit the returned one): of the Pod's OS, or of any OS when every image runs anywhere.
+	// checkCNodes: c. with some Node (of any OS) that admitted the original Pod and runs it (its
+	// images; its spec.os, when set, is the Node's OS): it must still admit the returned one.
 	checkCNodes = "c, a Node ran it"
+	// checkCOtherOS: c. with some Node of another OS than the Pod's (its choice, the one OS its
+	// terms admit, else defaultOperatingSystem) that admitted the original Pod and runs it, its
+	// images not all running anywhere: a Pod that states no OS whose images run on both OSes
+	// (issue 31: one term per OS they run on) must still be admitted there.
+	checkCOtherOS = "c, a Node of another OS ran it"
 )
 
 // checks are the checks in the order the counts print them.
 var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted,
-	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes}
+	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
 const (
@@ -137,10 +142,11 @@ const (
 	// cluster has no Node of the Pod's OS: the settings state no other OS, the policy pins none,
 	// and no Node is judged (c.'s first half is).
 	skipNoNodeHere = "b: no clusterOperatingSystems (the Pods' own OS only), and the cluster has no Node of the Pod's OS"
-	// A Node of another OS admitted the original Pod and runs its images: the policy keeps the
-	// Pod on its own OS (no term per OS its images run on), so c.'s second half is not judged
-	// on it (it is on the Nodes of the Pod's OS).
-	skipCOtherOSRan = "c, on Nodes of another OS: one admitted the original Pod and runs its images (the policy keeps the Pod's OS only)"
+	// A Node of another OS than the Pod's spec.os admits the returned Pod and runs its images,
+	// which all run anywhere (WebAssembly): the policy pins such a Pod to nothing, not even the
+	// OS its spec.os names (docs/design.md), and the kubelet would refuse it there. Counted, not
+	// a failure of b.
+	skipBSpecOSAnywhere = "b, on Nodes of another OS than spec.os: images that run anywhere are not pinned (the kubelet refuses the Pod there)"
 )
 
 // What the judge sees when readNodes finds no Node nor pool of the Pod's OS (d. not judged):
@@ -192,12 +198,15 @@ func (v *Verdict) skipped(why string) { v.Skipped = append(v.Skipped, why) }
 //
 //	a. the returned object passes the API server's validation;
 //	b. every Node of the cluster, of every OS, the scheduler's filters admit for the returned Pod
-//	   runs all of its images (with a Node of another OS, the policy's OS pin);
-//	c. every Node (of the Pod's OS; of any OS when every image runs anywhere) that admitted the
-//	   original Pod and runs all its images still admits it (under matchNodeLabels, those of the
-//	   Pod's zone), and the returned Pod's node affinity admits no node the original's did not;
+//	   runs it: all of its images, and its spec.os, when set, is the Node's OS (with a Node of
+//	   another OS, the policy's OS pin);
+//	c. every Node, of every OS, that admitted the original Pod and runs it still admits it (under
+//	   matchNodeLabels, those of the Pod's zone): a Pod that states no OS, in a cluster of
+//	   several, is decided for each OS its images run on (issue 31); and the returned Pod's node
+//	   affinity admits no node the original's did not;
 //	d. with onNoCommonArchitecture: reject, refused exactly when no node the settings say may
-//	   exist (universe) is admitted by the original Pod and runs all its images.
+//	   exist (universe, of each OS the Pod is decided for) is admitted by the original Pod and
+//	   runs all its images.
 func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	var v Verdict
 	fail := func(format string, args ...any) { v.Violations = append(v.Violations, fmt.Sprintf(format, args...)) }
@@ -302,57 +311,78 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	// d.
 	builds := c.builds()
 	os := podOS(c, c.Template)
+	// The OSes the policy decides the Pod for: its own, or, for a Pod that does not choose its
+	// OS in a cluster of several, each OS its constraints admit and its images run on (issue 31).
+	oses := podOSes(c, c.Template, known)
+	// runnable: the nodes of the universe, of those OSes, that the original Pod admits and that
+	// run every image. With readNodes and no Node nor pool of one of them (noNode), the policy
+	// decides for it as if the cluster had a Node of an architecture the lists it read do not
+	// rule out: a refusal is wrong only when a node of every architecture the images run on (of
+	// that OS) is admitted (sure), or when an OS with Nodes has runnable nodes (sure); asIf: some
+	// of them are, not all.
 	var runnable []string
-	// The architectures some node of the universe runs every image on, and those of them some
-	// node the original Pod admits has.
-	imageArches, runnableArches := map[string]bool{}, map[string]bool{}
+	var noNode, sure, asIf bool
 	matches := oracle.Matcher(c.Template)
-	for _, node := range universe(c, os) {
-		if !runsAll(known, &node, builds) {
+	for _, o := range oses {
+		// The architectures some node of the universe runs every image on, and those of them
+		// some node the original Pod admits has.
+		imageArches, runnableArches := map[string]bool{}, map[string]bool{}
+		var here []string
+		for _, node := range universe(c, o) {
+			if !runsAll(known, &node, builds) {
+				continue
+			}
+			imageArches[node.Labels[archLabel]] = true
+			if ok, _ := matches(&node); ok {
+				here = append(here, o+"/"+node.Labels[archLabel]+"/"+node.Name)
+				runnableArches[node.Labels[archLabel]] = true
+			}
+		}
+		runnable = append(runnable, here...)
+		if !c.readNodes() || len(seen(c, o)) > 0 {
+			sure = sure || len(here) > 0
 			continue
 		}
-		imageArches[node.Labels[archLabel]] = true
-		if ok, _ := matches(&node); ok {
-			runnable = append(runnable, node.Labels[archLabel]+"/"+node.Name)
-			runnableArches[node.Labels[archLabel]] = true
+		noNode = true
+		excluded := false
+		for arch := range imageArches {
+			excluded = excluded || !runnableArches[arch]
 		}
+		sure = sure || len(here) > 0 && !excluded
+		asIf = asIf || len(here) > 0 && excluded
 	}
+	osText := strings.Join(oses, " or ")
 	noCommon := c.Settings.OnNoCommonArchitectureOrDefault()
 	switch {
-	case c.readNodes() && len(seen(c, os)) == 0:
-		// With readNodes and no Node nor pool of the Pod's OS, the policy decides as if the
-		// cluster had one, of an architecture the Node lists it read do not rule out
-		// (docs/node-aware.md): which one depends on the lists, and the Pod waits for a Node of
-		// its OS either way. d. is not judged there; what is seen is counted. Its refusals are:
-		// every Node list of the OS is empty and rules no architecture out, so the policy refuses
-		// only when no node of any architecture of the OS (universe) is admitted and runs it.
+	case noNode:
+		// With readNodes and no Node nor pool of the Pod's OS (of one of its OSes), the policy
+		// decides for it as if the cluster had one, of an architecture the Node lists it read do
+		// not rule out (docs/node-aware.md): which one depends on the lists, and the Pod waits
+		// for a Node of its OS either way. d. is not judged there; what is seen is counted. Its
+		// refusals are: every Node list of the OS is empty and rules no architecture out, so the
+		// policy refuses only when no node of any architecture of the OS (universe) is admitted
+		// and runs it, and no node of another of its OSes with Nodes does.
 		v.skipped(skipNoNodeOfOS)
 		v.judged(checkDRefusals)
 		v.NoNodeOfOS = noNodeOfOS(c, known, builds, v.Rejected, noCommon)
-		excluded := ""
-		for arch := range imageArches {
-			if !runnableArches[arch] && (excluded == "" || arch < excluded) {
-				excluded = arch
-			}
-		}
 		switch {
-		case v.Rejected && len(runnable) > 0 && excluded != "":
+		case v.Rejected && sure:
+			// Every architecture the images run on is admitted (or a Node of another of its
+			// OSes runs it): no Node the policy could suppose refuses it.
+			fail("d. rejected with no Node nor pool of its OS (readNodes), but the Pod is admitted by a node of every architecture its images run on, or by a Node of another of its OSes (%s OS, e.g. %s): %s", osText, runnable[0], response.Message())
+		case v.Rejected && asIf:
 			// The Node lists it read ruled out some architectures, not all: the policy decides
 			// as if the cluster had a Node of one they do not rule out (docs/node-aware.md), here
 			// one the images run on and the Pod excludes (its lists are the policy's; the judge
 			// does not model which it reads). Counted.
 			v.NoNodeOfOS = noNodeRefusedAsIf
-		case v.Rejected && len(runnable) > 0:
-			// Every architecture the images run on is admitted: no Node the policy could
-			// suppose refuses it.
-			fail("d. rejected with no Node nor pool of its OS (readNodes), but the Pod is admitted by a node of every architecture its images run on (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
 		}
 	case len(runnable) > 0 && v.Rejected:
 		v.judged(checkD)
-		fail("d. rejected, but nodes the settings count run it (%s OS, e.g. %s): %s", os, runnable[0], response.Message())
+		fail("d. rejected, but nodes the settings count run it (%s OS, e.g. %s): %s", osText, runnable[0], response.Message())
 	case len(runnable) == 0 && noCommon == "reject" && !v.Rejected:
 		v.judged(checkD)
-		fail("d. no node the settings count (%s OS) is admitted and runs every image, but the %s was accepted", os, c.Kind)
+		fail("d. no node the settings count (%s OS) is admitted and runs every image, but the %s was accepted", osText, c.Kind)
 	case len(runnable) == 0 && noCommon == "accept" && (v.Rejected || v.Patched || len(response.Warnings) == 0):
 		v.judged(checkD)
 		fail("no node runs it under onNoCommonArchitecture: accept: want accepted unchanged with a warning, got rejected=%v patched=%v warnings=%q", v.Rejected, v.Patched, response.Warnings)
@@ -400,7 +430,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	statesOSes := c.readNodes() || len(c.Settings.ClusterOperatingSystems) > 0
 	// Images that all run anywhere (WebAssembly) get no pin, of architecture or OS.
 	anywhere := !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere })
-	var judgedNode, otherOS, admitted, otherAdmitted, ranIt, osPinNeeded, ranElsewhere bool
+	var judgedNode, otherOS, admitted, otherAdmitted, ranIt, osPinNeeded, ranOtherOS, specOSAnywhere bool
 	for i := range c.Nodes {
 		node := &c.Nodes[i]
 		same := node.Labels[osLabel] == os
@@ -414,34 +444,43 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			return v, nil
 		}
 		before, _ := oracle.Admits(c.Template, node)
-		runsHere := runsAll(known, node, builds)
+		// The Node runs the Pod: every image, and the Pod's spec.os, when set, is the Node's OS
+		// (the kubelet refuses it elsewhere).
+		imagesRun := runsAll(known, node, builds)
+		runsHere := imagesRun && specOSAllows(c.Template, node.Labels[osLabel])
 		admitted = admitted || after
-		if after && !runsHere {
-			fail("b. node %s (%s/%s) admits the returned Pod (%s OS) but does not run all of its images", node.Name, node.Labels[osLabel], node.Labels[archLabel], os)
+		switch {
+		case after && imagesRun && !runsHere && anywhere:
+			// Images that run anywhere (WebAssembly) get no pin, not even to the OS spec.os
+			// names (docs/design.md): counted.
+			specOSAnywhere = true
+		case after && imagesRun && !runsHere:
+			fail("b. node %s (%s/%s) admits the returned Pod, whose spec.os is %s: the kubelet refuses it there", node.Name, node.Labels[osLabel], node.Labels[archLabel], c.Template.Spec.OS.Name)
+		case after && !runsHere:
+			fail("b. node %s (%s/%s) admits the returned Pod (%s OS) but does not run all of its images", node.Name, node.Labels[osLabel], node.Labels[archLabel], osText)
 		}
 		if !same {
 			otherOS = true
 			otherAdmitted = otherAdmitted || after
-			// The OS pin is needed here: the original Pod admitted this Node, which runs the
-			// Pod's architectures for the Pod's OS (a Node of the Pod's OS with its labels runs
-			// the images) but not for its own: an architecture pin alone keeps it.
-			osPinNeeded = osPinNeeded || before && !runsHere && runsAsOS(known, node, os, builds)
+			// The OS pin is needed here: the original Pod admitted this Node, which does not
+			// run the Pod (its images, or its spec.os) but runs its architectures for the Pod's
+			// OS (a Node of the Pod's OS with its labels runs the images): an architecture pin
+			// alone keeps it.
+			osPinNeeded = osPinNeeded || before && !runsHere && !anywhere && runsAsOS(known, node, os, builds)
 		}
 		if before && runsHere && (zone == "" || node.Labels[zoneLabel] == zone) {
-			if !same && !anywhere {
-				// The policy keeps the Pod on its own OS (not one term per OS its images run
-				// on): a Node of another OS that ran it may not admit it any more. Counted.
-				ranElsewhere = true
-				continue
-			}
 			ranIt = true
+			// A Node of another OS than the Pod's (its choice, the one its terms admit, else
+			// defaultOperatingSystem) that ran it: the Pod states no OS and its images run there
+			// (issue 31: one term per OS they run on), or they run anywhere.
+			ranOtherOS = ranOtherOS || !same && !anywhere
 			if !after {
-				fail("c. node %s (%s/%s) admitted the Pod and runs all of its images, but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel])
+				fail("c. node %s (%s/%s) admitted the Pod and runs it (all of its images%s), but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel], specOSText(c.Template))
 			}
 		}
 	}
-	if ranElsewhere {
-		v.skipped(skipCOtherOSRan)
+	if specOSAnywhere {
+		v.skipped(skipBSpecOSAnywhere)
 	}
 	if !judgedNode {
 		v.skipped(skipNoNodeHere)
@@ -460,10 +499,21 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	if otherAdmitted {
 		v.judged(checkBOtherOSAdmits)
 	}
+	if ranOtherOS {
+		v.judged(checkCOtherOS)
+	}
 	if ranIt {
 		v.judged(checkCNodes)
 	}
 	return v, nil
+}
+
+// specOSText says what of pod's spec.os a node that runs it matches, for messages.
+func specOSText(pod *v1.Pod) string {
+	if pod.Spec.OS == nil || pod.Spec.OS.Name == "" {
+		return ""
+	}
+	return ", and its spec.os " + string(pod.Spec.OS.Name)
 }
 
 // runsAsOS says whether a node with node's labels but of os (of any Windows build, when builds

@@ -42,6 +42,21 @@ func pins(t *testing.T, expressions ...v1.NodeSelectorRequirement) []byte {
 	return patch
 }
 
+// pinsTerms is the JSON patch that gives a Pod with no affinity one required term per list of
+// expressions (the policy's term per OS).
+func pinsTerms(t *testing.T, terms ...[]v1.NodeSelectorRequirement) []byte {
+	required := &v1.NodeSelector{}
+	for _, expressions := range terms {
+		required.NodeSelectorTerms = append(required.NodeSelectorTerms, v1.NodeSelectorTerm{MatchExpressions: expressions})
+	}
+	affinity := v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required}}
+	patch, err := json.Marshal([]map[string]any{{"op": "add", "path": "/spec/affinity", "value": affinity}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return patch
+}
+
 func testNode(name, os, arch string) v1.Node {
 	labels := map[string]string{osLabel: os, archLabel: arch, hostLabel: name, zoneLabel: "a"}
 	if os == "windows" {
@@ -53,14 +68,21 @@ func testNode(name, os, arch string) v1.Node {
 // TestJudgeNodesOfEveryOS: b. and c. are judged on the Nodes of every OS. On a cluster of Linux
 // and untainted Windows Nodes, a Linux Pod pinned to its architecture but not its OS is admitted
 // by a Windows Node that does not run it (b. fails); pinned to both, it passes, judged where the
-// OS pin is needed. Images that run anywhere are judged unpinned on every Node; a Pod whose
-// images run on both OSes keeps its own (c. not judged on the other OS's Node, counted); static
+// OS pin is needed. Images that run anywhere are judged unpinned on every Node (a spec.os they
+// are not pinned to is counted). A Pod that states no OS whose images run on both OSes must keep
+// the Nodes of both (issue 31: one term per OS; kept to the default OS, c. fails on the Windows
+// Node), and is refused only when no node of either OS runs it (d.); one whose spec.os names
+// its OS is not run by a Node of the other (b. fails unpinned, the pin is needed). Static
 // settings that state no other OS leave a Pod of another OS unjudged on the cluster's Nodes.
 func TestJudgeNodesOfEveryOS(t *testing.T) {
 	mixed := []v1.Node{testNode("linux-amd64", "linux", "amd64"), testNode("windows-amd64", "windows", "amd64")}
 	linuxOnly := []v1.Node{testNode("linux-amd64", "linux", "amd64")}
+	// armAndWindows: Linux Nodes of arm64 only, a Windows one of amd64: read with readNodes, a Pod
+	// of bothOSes runs on the Windows Node only.
+	armAndWindows := []v1.Node{testNode("linux-arm64", "linux", "arm64"), testNode("windows-amd64", "windows", "amd64")}
 	twoOSes := settings.Settings{ClusterOperatingSystems: []string{"linux", "windows"}}
 	arch, linux := requirement(archLabel, v1.NodeSelectorOpIn, "amd64"), requirement(osLabel, v1.NodeSelectorOpIn, "linux")
+	windows := requirement(osLabel, v1.NodeSelectorOpIn, "windows")
 	for _, tc := range []struct {
 		name     string
 		nodes    []v1.Node
@@ -68,6 +90,7 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 		image    image
 		podOS    string // spec.os.name, or "" for none
 		patch    func(*testing.T) []byte
+		refused  bool
 		// violation: a part of the one violation wanted; "" for none.
 		violation string
 		judged    []string
@@ -88,11 +111,39 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOtherOSAdmits, checkC, checkCNodes}},
 		{name: "WebAssembly, pinned to its OS", nodes: mixed, settings: twoOSes, image: wasmOnly,
 			patch:     func(t *testing.T) []byte { return pins(t, linux) },
-			violation: "c. node windows-amd64 (windows/amd64) admitted the Pod and runs all of its images, but not the returned Pod"},
-		{name: "images of both OSes, pinned to its own", nodes: mixed, settings: twoOSes, image: bothOSes,
-			patch:   func(t *testing.T) []byte { return pins(t, linux) },
-			judged:  []string{checkB, checkBAdmitted, checkBOtherOS, checkC, checkCNodes},
-			skipped: []string{skipCOtherOSRan}},
+			violation: "c. node windows-amd64 (windows/amd64) admitted the Pod and runs it (all of its images), but not the returned Pod"},
+		{name: "WebAssembly, spec.os linux, unpinned", nodes: mixed, settings: twoOSes, image: wasmOnly, podOS: "linux",
+			judged:  []string{checkB, checkBAdmitted, checkBOtherOS, checkBOtherOSAdmits, checkC, checkCNodes},
+			skipped: []string{skipBSpecOSAnywhere}},
+		{name: "images of both OSes, no OS stated, pinned to the default OS", nodes: mixed, settings: twoOSes, image: bothOSes,
+			patch:     func(t *testing.T) []byte { return pins(t, arch, linux) },
+			violation: "c. node windows-amd64 (windows/amd64) admitted the Pod and runs it (all of its images), but not the returned Pod"},
+		{name: "images of both OSes, no OS stated, a term per OS", nodes: mixed, settings: twoOSes, image: bothOSes,
+			patch: func(t *testing.T) []byte {
+				return pinsTerms(t, []v1.NodeSelectorRequirement{arch, linux}, []v1.NodeSelectorRequirement{arch, windows})
+			},
+			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS}},
+		{name: "images of both OSes, no OS stated, unchanged", nodes: mixed, settings: twoOSes, image: bothOSes,
+			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS}},
+		{name: "images of both OSes, spec.os linux, pinned to its OS", nodes: mixed, settings: twoOSes, image: bothOSes, podOS: "linux",
+			patch:  func(t *testing.T) []byte { return pins(t, arch, linux) },
+			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOSPin, checkC, checkCNodes}},
+		{name: "images of both OSes, spec.os linux, architecture pin only", nodes: mixed, settings: twoOSes, image: bothOSes, podOS: "linux",
+			patch:     func(t *testing.T) []byte { return pins(t, arch) },
+			violation: "b. node windows-amd64 (windows/amd64) admits the returned Pod, whose spec.os is linux: the kubelet refuses it there"},
+		{name: "readNodes, images of both OSes, only the Windows Node runs them, refused", nodes: armAndWindows,
+			settings: settings.Settings{ReadNodes: true}, image: bothOSes, refused: true,
+			violation: "d. rejected, but nodes the settings count run it (linux or windows OS, e.g. windows/amd64/"},
+		{name: "readNodes, images of both OSes, only the Windows Node runs them, the Windows term", nodes: armAndWindows,
+			settings: settings.Settings{ReadNodes: true}, image: bothOSes,
+			patch:  func(t *testing.T) []byte { return pins(t, arch, windows) },
+			judged: []string{checkB, checkBAdmitted, checkBOtherOS, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS}},
+		{name: "readNodes, images of both OSes, spec.os linux, only the Windows Node runs its images, refused", nodes: armAndWindows,
+			settings: settings.Settings{ReadNodes: true}, image: bothOSes, podOS: "linux", refused: true,
+			judged: []string{checkMessage}, skipped: []string{skipRejected}},
+		{name: "readNodes, images of both OSes, no Linux Node, refused", nodes: []v1.Node{testNode("windows-amd64", "windows", "amd64")},
+			settings: settings.Settings{ReadNodes: true}, image: bothOSes, refused: true,
+			violation: "d. rejected with no Node nor pool of its OS (readNodes), but the Pod is admitted by a node of every architecture its images run on, or by a Node of another of its OSes (linux or windows OS"},
 		{name: "no clusterOperatingSystems, a Windows Pod on Linux Nodes", nodes: linuxOnly, image: windowsOnly, podOS: "windows",
 			patch:   func(t *testing.T) []byte { return pins(t, arch) },
 			judged:  []string{checkA, checkD, checkC},
@@ -113,7 +164,10 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 				pod.Spec.OS = &v1.PodOS{Name: v1.OSName(tc.podOS)}
 			}
 			c := &Case{Nodes: tc.nodes, Settings: tc.settings, Kind: "Pod", Object: pod, Template: &pod, images: map[string]image{tc.image.ref: tc.image}}
-			response := policyhost.Response{Allowed: true}
+			response := policyhost.Response{Allowed: !tc.refused}
+			if tc.refused {
+				response.Status = &policyhost.Status{Message: "image-arch-affinity: no node runs it"}
+			}
 			if tc.patch != nil {
 				response.Patch = tc.patch(t)
 			}

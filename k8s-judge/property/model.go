@@ -98,8 +98,9 @@ func build(osVersion string) string {
 }
 
 // runs says whether node can run img: an entry of the node's OS (an OS-less imagePlatforms
-// image: any) and architecture, and, when builds count (pinWindowsBuild), of a Windows node's
-// build. The variant is not compared: nodes do not label it.
+// image, or an entry whose os is the empty string: any, docs/design.md) and architecture, and,
+// when builds count (pinWindowsBuild), of a Windows node's build (an entry with no os.version
+// names no build: any). The variant is not compared: nodes do not label it.
 func runs(img image, node *v1.Node, builds bool) bool {
 	arch, os := node.Labels[archLabel], node.Labels[osLabel]
 	if img.anywhere {
@@ -109,15 +110,21 @@ func runs(img image, node *v1.Node, builds bool) bool {
 		return slices.Contains(img.configured, arch)
 	}
 	for _, p := range img.platforms {
-		if p.Attestation || p.OS != os || p.Architecture != arch {
+		if p.Attestation || p.OS != "" && p.OS != os || p.Architecture != arch {
 			continue
 		}
-		if builds && os == "windows" && build(p.OSVersion) != node.Labels[buildLabel] {
+		if builds && os == "windows" && p.OSVersion != "" && build(p.OSVersion) != node.Labels[buildLabel] {
 			continue
 		}
 		return true
 	}
 	return false
+}
+
+// specOSAllows says whether a Node of nodeOS may run pod as its spec.os says: the kubelet refuses
+// a Pod whose spec.os.name (when set) is another OS than its own.
+func specOSAllows(pod *v1.Pod, nodeOS string) bool {
+	return pod.Spec.OS == nil || pod.Spec.OS.Name == "" || string(pod.Spec.OS.Name) == nodeOS
 }
 
 func runsAll(images []image, node *v1.Node, builds bool) bool {
@@ -275,6 +282,72 @@ func podOS(c *Case, pod *v1.Pod) string {
 	return c.defaultOS()
 }
 
+// choosesOS says whether pod chooses its OS: a non-empty spec.os.name, or a non-empty nodeSelector
+// kubernetes.io/os or beta.kubernetes.io/os. Such a Pod is decided for that OS only.
+func choosesOS(pod *v1.Pod) bool {
+	if pod.Spec.OS != nil && pod.Spec.OS.Name != "" {
+		return true
+	}
+	return pod.Spec.NodeSelector[osLabel] != "" || pod.Spec.NodeSelector[betaOSLabel] != ""
+}
+
+// severalOSes says whether the settings say the cluster has nodes of several OSes: static
+// settings whose clusterOperatingSystems list more than one; with readNodes, a Node or an
+// autoscaled pool of another OS than defaultOperatingSystem.
+func (c *Case) severalOSes() bool {
+	if !c.readNodes() {
+		return len(c.Settings.ClusterOperatingSystems) > 1
+	}
+	for _, os := range nodeOSes {
+		if os != c.defaultOS() && len(seen(c, os)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeOSes are the OSes nodes report in kubernetes.io/os.
+var nodeOSes = []string{"linux", "windows"}
+
+// podOSes are the OSes the policy decides pod for (issue 31): a Pod that chooses its OS
+// (choosesOS), or in a cluster the settings give one OS, is decided for its OS (podOS); one that
+// does not, in a cluster of several OSes, for every node OS whose nodes its own constraints admit
+// and on which every image of known that constrains it (not WebAssembly) runs, on some
+// architecture (and build), or for podOS when none is such an OS (it is refused) or when no image
+// constrains it (fallbackArchitectures, or nothing to pin: the default OS only). The returned Pod
+// admits the nodes of each of them that the original admits and that run every image.
+func podOSes(c *Case, pod *v1.Pod, known []image) []string {
+	os := podOS(c, pod)
+	constraining := slices.DeleteFunc(slices.Clone(known), func(img image) bool { return img.anywhere })
+	if choosesOS(pod) || !c.severalOSes() || len(constraining) == 0 {
+		return []string{os}
+	}
+	var oses []string
+	matches := oracle.Matcher(pod)
+	for _, candidate := range nodeOSes {
+		admitted, run := false, false
+		for _, probe := range probes(c, candidate) {
+			if ok, _ := matches(&probe); ok {
+				admitted = true
+				break
+			}
+		}
+		for _, arch := range everyArch {
+			for _, b := range windowsBuilds {
+				n := node(v1.Node{}, candidate, arch, b)
+				run = run || runsAll(constraining, &n, c.builds())
+			}
+		}
+		if admitted && run {
+			oses = append(oses, candidate)
+		}
+	}
+	if len(oses) == 0 {
+		return []string{os}
+	}
+	return oses
+}
+
 // probes are the nodes of os of every architecture (and one no image has), build, label set
 // and name: what "the nodes the terms admit" ranges over.
 func probes(c *Case, os string) []v1.Node {
@@ -294,8 +367,22 @@ func (c *Case) RunsOn(node *v1.Node) bool {
 	return runsAll(c.known(), node, c.builds())
 }
 
-// OS is the OS of the nodes c's Pod runs on, as the policy takes it.
+// OS is the OS of the nodes c's Pod runs on, as the policy takes it when it takes one: its
+// choice, else the one OS its terms admit, else defaultOperatingSystem (see OSes).
 func (c *Case) OS() string { return podOS(c, c.Template) }
+
+// OSes are the OSes the policy decides c's Pod for (podOSes): its OS, or, for a Pod that does not
+// choose its OS in a cluster of several, each OS its constraints admit and its images run on.
+func (c *Case) OSes() []string { return podOSes(c, c.Template, c.known()) }
+
+// ChoosesOS says whether c's Pod chooses its OS (spec.os.name or an OS nodeSelector).
+func (c *Case) ChoosesOS() bool { return choosesOS(c.Template) }
+
+// RunsPodOn says whether node runs c's Pod: every image the policy can look up (RunsOn), and the
+// Pod's spec.os.name, when set, is the node's OS (the kubelet refuses it elsewhere).
+func (c *Case) RunsPodOn(node *v1.Node) bool {
+	return specOSAllows(c.Template, node.Labels[osLabel]) && c.RunsOn(node)
+}
 
 // known are the images of c's Pod the policy can look up (see lookups).
 func (c *Case) known() []image {

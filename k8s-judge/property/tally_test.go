@@ -6,9 +6,9 @@ import (
 )
 
 // TestTallyMinimums: a run that judges little misses the minimums it does not reach, each named,
-// and none it reaches: all refused (d. alone); b. judged on the Nodes of the Pod's OS only (as
-// before b. was judged over every OS: a judge that skips the Nodes of another OS); every check
-// and outcome in its shares.
+// and none it reaches: all refused (d. alone); b. and c. judged on the Nodes of the Pod's OS only
+// (as before b. was judged over every OS, and c. before issue 31's Pods of several OSes: a judge
+// that skips the Nodes of another OS); every check and outcome in its shares.
 func TestTallyMinimums(t *testing.T) {
 	refused := Verdict{Rejected: true, Judged: []string{checkMessage, checkD}, Skipped: []string{skipRejected}}
 	for _, tc := range []struct {
@@ -20,15 +20,16 @@ func TestTallyMinimums(t *testing.T) {
 	}{
 		{name: "all refused", verdicts: []Verdict{refused},
 			missed: []string{"b. judged in 0 (0.0%)", "b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0",
-				"c. judged in 0", outcomePatched + " in 0", outcomeUnchanged + " in 0"},
+				"c. judged in 0", "c. judged on Nodes of another OS that ran the Pod in 0", outcomePatched + " in 0", outcomeUnchanged + " in 0"},
 			reached: []string{"d. judged", outcomeRejected}},
 		{name: "b. on the Pod's OS only", verdicts: []Verdict{refused,
 			{Patched: true, Judged: []string{checkD, checkB, checkBAdmitted, checkC, checkCNodes}},
 			{Judged: []string{checkD, checkB, checkC}}},
-			missed:  []string{"b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0"},
-			reached: []string{"b. judged in", "c. judged", "d. judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
+			missed: []string{"b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0",
+				"c. judged on Nodes of another OS that ran the Pod in 0"},
+			reached: []string{"b. judged in", "c. judged in", "d. judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
 		{name: "every check", verdicts: []Verdict{refused,
-			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC}},
+			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS}},
 			{Judged: []string{checkD, checkB, checkC}}},
 			reached: []string{"judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
 	} {
