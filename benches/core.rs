@@ -24,11 +24,15 @@ impl Registry for Memory {
 }
 
 fn payload(containers: usize, unique: usize) -> Vec<u8> {
+    payload_with(containers, unique, json!({}))
+}
+
+fn payload_with(containers: usize, unique: usize, settings: Value) -> Vec<u8> {
     let containers: Vec<Value> = (0..containers)
         .map(|c| json!({"name": format!("c{c}"), "image": format!("bench.example.com/team/app{}:1.0", c % unique),
             "ports": [{"containerPort": 8080}], "resources": {"requests": {"cpu": "100m"}}}))
         .collect();
-    serde_json::to_vec(&json!({"settings": {}, "request": {"uid": "bench",
+    serde_json::to_vec(&json!({"settings": settings, "request": {"uid": "bench",
         "kind": {"group": "", "version": "v1", "kind": "Pod"}, "operation": "CREATE",
         "userInfo": {"username": "bench", "groups": ["system:authenticated"]},
         "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
@@ -74,25 +78,47 @@ fn time<T>(iterations: usize, mut f: impl FnMut() -> T) -> Duration {
 fn main() {
     let benchmarking = std::env::args().any(|a| a == "--bench");
     let iterations = if benchmarking { 2000 } else { 1 };
-    let entry = |arch: &str| {
+    let entry = |arch: &str, os: &str| {
         json!({"mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "digest": format!("sha256:{}", "a".repeat(64)), "size": 1234, "platform": {"architecture": arch, "os": "linux"}})
+        "digest": format!("sha256:{}", "a".repeat(64)), "size": 1234, "platform": {"architecture": arch, "os": os}})
     };
-    let index = serde_json::to_vec(&json!({"schemaVersion": 2, "manifests": [entry("amd64"), entry("arm64"), entry("s390x"),
-        {"platform": {"architecture": "unknown", "os": "unknown"}, "annotations": {"vnd.docker.reference.type": "attestation-manifest"}}]}))
+    let attestation = json!({"platform": {"architecture": "unknown", "os": "unknown"},
+        "annotations": {"vnd.docker.reference.type": "attestation-manifest"}});
+    let index = serde_json::to_vec(
+        &json!({"schemaVersion": 2, "manifests": [entry("amd64", "linux"),
+        entry("arm64", "linux"), entry("s390x", "linux"), attestation]}),
+    )
     .unwrap();
+    // Linux and Windows builds in one index, in a cluster of both OSes: one term per OS.
+    let both = serde_json::to_vec(
+        &json!({"schemaVersion": 2, "manifests": [entry("amd64", "linux"),
+        entry("arm64", "linux"), entry("s390x", "linux"), entry("amd64", "windows"), attestation]}),
+    )
+    .unwrap();
+    let two_oses = json!({"clusterOperatingSystems": ["linux", "windows"],
+        "schedulableArchitectures": ["amd64", "arm64"]});
     println!("| case (native) | read request | decide | write object | whole validate |");
     println!("|---|---|---|---|---|");
     let realistic = realistic_payload();
     let cases = [
-        ("1 container, 1 image", payload(1, 1)),
-        ("3 containers, 3 images", payload(3, 3)),
-        ("10 containers, 10 images", payload(10, 10)),
-        ("100 containers, 1 image", payload(100, 1)),
-        ("100 containers, 10 images", payload(100, 10)),
-        ("realistic Pod (7 KB), 3 images", realistic),
+        ("1 container, 1 image", payload(1, 1), &index),
+        ("3 containers, 3 images", payload(3, 3), &index),
+        ("10 containers, 10 images", payload(10, 10), &index),
+        ("100 containers, 1 image", payload(100, 1), &index),
+        ("100 containers, 10 images", payload(100, 10), &index),
+        ("realistic Pod (7 KB), 3 images", realistic, &index),
+        (
+            "3 Linux images, Linux and Windows nodes",
+            payload_with(3, 3, two_oses.clone()),
+            &index,
+        ),
+        (
+            "3 Linux and Windows images, both kept",
+            payload_with(3, 3, two_oses),
+            &both,
+        ),
     ];
-    for (name, payload) in cases {
+    for (name, payload, index) in cases {
         let mut registry = Memory {
             index: index.clone(),
         };
