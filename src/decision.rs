@@ -122,6 +122,9 @@ struct Facts<'a> {
     /// Why no node of the Pod's own OS runs every image, when only `others` do (`image_common`
     /// is then empty).
     own_os_refusal: Option<Refusal>,
+    /// The Pod names its OS in `spec.os`: the kubelet refuses it on a node of another OS, so it
+    /// is kept to its OS even when its images run anywhere.
+    spec_os: bool,
 }
 
 /// Another OS a Pod that states none may run on (`Facts::others`): its constraints read for
@@ -225,6 +228,9 @@ fn steps(
         webassembly,
         others,
         own_os_refusal,
+        spec_os: pod["spec"]["os"]["name"]
+            .as_str()
+            .is_some_and(|os| !os.is_empty()),
     };
     // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
     if !settings.read_nodes {
@@ -433,7 +439,8 @@ impl Cluster for Shared<'_, '_> {
 
 /// With `readNodes`: whether the cluster has nodes of an OS other than the Pod's
 /// (`nodes::other_operating_system`), read only for a Pod the OS pin could change: one whose
-/// images constrain where it runs and whose own constraints admit nodes of another OS. Nodes
+/// images constrain where it runs (or that names its OS in `spec.os`) and whose own constraints
+/// admit nodes of another OS. Nodes
 /// that cannot be read follow `onLookupFailure` (`ignoreImage`: the Pod is pinned to its OS).
 fn other_operating_system(
     pod: &Value,
@@ -442,7 +449,7 @@ fn other_operating_system(
     warnings: &mut Vec<String>,
 ) -> Result<bool, Outcome> {
     let os = facts.constraints.os.as_str();
-    if facts.unconstrained || !admits_other_os(pod, os, None) {
+    if (facts.unconstrained && !facts.spec_os) || !admits_other_os(pod, os, None) {
         return Ok(false);
     }
     let settings = facts.settings;
@@ -506,7 +513,9 @@ fn settle(
     }
     warn_bad_preferred_annotation(pod, &mut warnings);
     // In a cluster of several OSes, the Pod keeps to nodes of the OSes that run it.
-    let pin_os = (schedulable.other_os || !others.is_empty()) && !facts.unconstrained;
+    // Images that run anywhere are kept to the OS its spec.os names (the kubelet's).
+    let pin_os =
+        (schedulable.other_os || !others.is_empty()) && (!facts.unconstrained || facts.spec_os);
     let several = plans.len() > 1;
     // (Read before `pin` writes the OS expression.)
     let daemon_set_other_os = facts.subject.daemon_set

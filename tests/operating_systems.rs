@@ -159,6 +159,16 @@ fn refusals_and_images_that_run_anywhere_are_as_in_a_cluster_of_one_os() {
         &settings(mixed_settings(json!({}))),
     )
     .assert_accepted_unchanged();
+    // Unless the Pod names its OS in spec.os, which the kubelet checks: kept to it, the OS alone.
+    run_with(
+        &mut registry,
+        &pod(
+            &["ghcr.io/org/wasm-index:1"],
+            json!({"os": {"name": "linux"}}),
+        ),
+        &settings(mixed_settings(json!({}))),
+    )
+    .assert_patch(json!([add_required_os(&[], "linux")]));
 }
 
 #[test]

@@ -661,6 +661,12 @@ fn used_images(case: &Case) -> BTreeSet<usize> {
         .collect()
 }
 
+/// Whether the Pod names its OS in `spec.os.name` (non-empty): the kubelet refuses it on a node
+/// of another OS.
+fn named_os(spec: &Value) -> bool {
+    spec["os"]["name"].as_str().is_some_and(|os| !os.is_empty())
+}
+
 /// Whether the Pod chooses its OS: `spec.os.name`, or a nodeSelector on the OS (non-empty).
 fn chooses_os(spec: &Value) -> bool {
     [
@@ -993,7 +999,9 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
             .any(|w| w.contains("this DaemonSet runs "));
         prop_assert_eq!(
             os_warned,
-            kind == "DaemonSet" && !anywhere && others.iter().any(|node| admits(spec, node)),
+            kind == "DaemonSet"
+                && (!anywhere || named_os(spec))
+                && others.iter().any(|node| admits(spec, node)),
             "DaemonSet warning for the nodes of another OS: {:?}",
             run.decision.warnings
         );
@@ -1015,7 +1023,9 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
         bump(&counts.other_os);
     }
     for node in &others {
+        // (A Pod that names its OS in spec.os is kept to it: the kubelet refuses it elsewhere.)
         let expected = anywhere
+            && !named_os(spec)
             && admits(spec, node)
             && pod_zone.is_none_or(|zone| node.label("zone") == Some(zone));
         prop_assert_eq!(

@@ -488,9 +488,9 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 			// its OS: it must run its images there (below).
 			if nodeOS != c.OS() && c.Kind != "DaemonSet" {
 				switch {
-				case c.Unpinned():
+				case c.Unpinned() && !c.KeptToSpecOS():
 					// Images that run anywhere (WebAssembly), or none looked up: nothing is
-					// pinned.
+					// pinned (a Pod that names its OS in spec.os is kept to it).
 					n.otherOSUnpinned++
 				case !c.ChoosesOS() && slices.Contains(oses, nodeOS) && c.RunsOn(node):
 					// The Pod states no OS and its images run on this Node's OS too: the policy
@@ -507,9 +507,9 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 				}
 			}
 			if os := c.Template.Spec.OS; os != nil && os.Name != "" && string(os.Name) != nodeOS {
-				if c.Unpinned() {
-					// Images that run anywhere are pinned to nothing, not even to the OS spec.os
-					// names: the kubelet refuses the Pod there. Counted.
+				if c.Unpinned() && !c.KeptToSpecOS() {
+					// No image looked up (or a failed lookup under accept): nothing is pinned,
+					// and the kubelet refuses the Pod there. Counted.
 					n.specOSUnpinned++
 				} else {
 					n.otherOS++

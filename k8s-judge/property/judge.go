@@ -142,11 +142,6 @@ const (
 	// cluster has no Node of the Pod's OS: the settings state no other OS, the policy pins none,
 	// and no Node is judged (c.'s first half is).
 	skipNoNodeHere = "b: no clusterOperatingSystems (the Pods' own OS only), and the cluster has no Node of the Pod's OS"
-	// A Node of another OS than the Pod's spec.os admits the returned Pod and runs its images,
-	// which all run anywhere (WebAssembly): the policy pins such a Pod to nothing, not even the
-	// OS its spec.os names (docs/design.md), and the kubelet would refuse it there. Counted, not
-	// a failure of b.
-	skipBSpecOSAnywhere = "b, on Nodes of another OS than spec.os: images that run anywhere are not pinned (the kubelet refuses the Pod there)"
 )
 
 // What the judge sees when readNodes finds no Node nor pool of the Pod's OS (d. not judged):
@@ -430,7 +425,7 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	statesOSes := c.readNodes() || len(c.Settings.ClusterOperatingSystems) > 0
 	// Images that all run anywhere (WebAssembly) get no pin, of architecture or OS.
 	anywhere := !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere })
-	var judgedNode, otherOS, admitted, otherAdmitted, ranIt, osPinNeeded, ranOtherOS, specOSAnywhere bool
+	var judgedNode, otherOS, admitted, otherAdmitted, ranIt, osPinNeeded, ranOtherOS bool
 	for i := range c.Nodes {
 		node := &c.Nodes[i]
 		same := node.Labels[osLabel] == os
@@ -450,11 +445,9 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 		runsHere := imagesRun && specOSAllows(c.Template, node.Labels[osLabel])
 		admitted = admitted || after
 		switch {
-		case after && imagesRun && !runsHere && anywhere:
-			// Images that run anywhere (WebAssembly) get no pin, not even to the OS spec.os
-			// names (docs/design.md): counted.
-			specOSAnywhere = true
 		case after && imagesRun && !runsHere:
+			// (Images that run anywhere too: the policy keeps the Pod to the OS its spec.os
+			// names.)
 			fail("b. node %s (%s/%s) admits the returned Pod, whose spec.os is %s: the kubelet refuses it there", node.Name, node.Labels[osLabel], node.Labels[archLabel], c.Template.Spec.OS.Name)
 		case after && !runsHere:
 			fail("b. node %s (%s/%s) admits the returned Pod (%s OS) but does not run all of its images", node.Name, node.Labels[osLabel], node.Labels[archLabel], osText)
@@ -478,9 +471,6 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 				fail("c. node %s (%s/%s) admitted the Pod and runs it (all of its images%s), but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel], specOSText(c.Template))
 			}
 		}
-	}
-	if specOSAnywhere {
-		v.skipped(skipBSpecOSAnywhere)
 	}
 	if !judgedNode {
 		v.skipped(skipNoNodeHere)

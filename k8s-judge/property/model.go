@@ -461,6 +461,18 @@ func (c *Case) Unpinned() bool {
 	return !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere })
 }
 
+// KeptToSpecOS says whether the policy, in a cluster of several OSes, keeps c's Pod to the OS
+// its spec.os names even when it pins nothing else (images that run anywhere): it names one,
+// some image was looked up, and no failed lookup under onLookupFailure: accept left it
+// unchanged (the kubelet refuses a Pod on a Node of another OS than its spec.os).
+func (c *Case) KeptToSpecOS() bool {
+	if c.Template.Spec.OS == nil || c.Template.Spec.OS.Name == "" {
+		return false
+	}
+	known, failed := c.lookups()
+	return len(known) > 0 && !(failed && c.Settings.OnLookupFailureOrDefault() == "accept")
+}
+
 // LookupFails says whether the policy fails to look up some image of c's Pod (see lookups):
 // onLookupFailure decides such a Pod.
 func (c *Case) LookupFails() bool {
