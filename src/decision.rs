@@ -772,6 +772,12 @@ fn decide_bound(
         Some(build) => format!("{os}/{arch}, OS build {build}"),
         None => format!("{os}/{arch}"),
     };
+    // The kubelet refuses a Pod on a node of another OS than the one it chooses: no image
+    // lookup can change that.
+    if let Some(chosen) = pod::chosen_operating_system(pod).filter(|chosen| *chosen != os) {
+        let refusal = message::bound_other_os(subject, name, &placed, chosen);
+        return refuse(refusal, &mut warnings, settings);
+    }
     let resolved = resolve::resolve_images(images, settings, registry);
     let known = match known_images(&resolved, subject, settings, &mut warnings) {
         // A bound Pod is never pinned: no fallback for it.

@@ -148,6 +148,20 @@ pub(crate) fn no_node_os(os: &str, subject: &str) -> Refusal {
     )
 }
 
+/// A Pod bound to a node of another OS than the one it chooses (`spec.os`, or a nodeSelector
+/// on the OS label): the kubelet refuses it there, whatever its images run on. The DaemonSet
+/// controller puts a Pod on every node its template admits, and `spec.os` alone does not keep
+/// it off the others.
+pub(crate) fn bound_other_os(subject: &str, node: &str, placed: &str, os: &str) -> Refusal {
+    Refusal::new(
+        format!("{PREFIX}: the {subject} is bound to node {node:?} ({placed}), but it asks for "),
+        platform::quoted(os),
+        " nodes (spec.os or its nodeSelector): the kubelet refuses it there. Give what creates it \
+         a nodeSelector on kubernetes.io/os for that OS"
+            .to_string(),
+    )
+}
+
 /// The images run only where the cluster has no nodes (`schedulable`: the setting, or the Nodes
 /// read): the same sentence either way, the setting named last.
 pub(crate) fn no_schedulable(

@@ -420,6 +420,29 @@ fn a_daemon_set_pod_is_checked_against_its_target_node() {
         json!({}),
     );
     r.assert_accepted_unchanged();
+    // Images that run on Linux and Windows: the DaemonSet controller puts a Pod whose spec.os is
+    // linux on the Windows Node too (spec.os does not keep it off), and the kubelet refuses it
+    // there. Refused before any image lookup.
+    let mut linux = ds_pod("ghcr.io/org/windows-linux:1", "win-1");
+    linux["spec"]["os"] = json!({"name": "linux"});
+    let r = node_aware(&mut cluster, &linux, json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod is bound to node \"win-1\" (windows/amd64), but it asks for \"linux\" \
+         nodes (spec.os or its nodeSelector): the kubelet refuses it there. Give what creates it a nodeSelector \
+         on kubernetes.io/os for that OS"
+    );
+    assert_eq!(r.calls, Vec::<String>::new());
+    // On a Linux Node it is accepted, and without spec.os on the Windows one.
+    let mut on_linux = ds_pod("ghcr.io/org/windows-linux:1", "amd-1");
+    on_linux["spec"]["os"] = json!({"name": "linux"});
+    node_aware(&mut cluster, &on_linux, json!({})).assert_accepted_unchanged();
+    node_aware(
+        &mut cluster,
+        &ds_pod("ghcr.io/org/windows-linux:1", "win-1"),
+        json!({}),
+    )
+    .assert_accepted_unchanged();
 }
 
 #[test]
