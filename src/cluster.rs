@@ -1,6 +1,7 @@
-//! Cluster access: the two Kubernetes host-capability calls the node-aware mode needs (setting
-//! `readNodes`), on `v1/Node` only, behind a small trait so that the decision core can be tested
-//! natively with NodeLists (and the calls counted).
+//! Cluster access: the Kubernetes host-capability calls the node-aware mode needs (setting
+//! `readNodes`), on `v1/Node` and Karpenter's `karpenter.sh/v1/NodePool` only, behind a small
+//! trait so that the decision core can be tested natively with fixed lists (and the calls
+//! counted).
 
 use std::time::Duration;
 
@@ -16,6 +17,9 @@ pub trait Cluster {
         -> Result<Vec<u8>, String>;
     /// `kubernetes/get_resource` on `v1/Node` (cluster-scoped) with field masks.
     fn get_node(&mut self, name: &str, field_masks: &[&str]) -> Result<Vec<u8>, String>;
+    /// `kubernetes/list_resources_all` on `karpenter.sh/v1/NodePool` (cluster-scoped), with
+    /// field masks and no selector.
+    fn list_node_pools(&mut self, field_masks: &[&str]) -> Result<Vec<u8>, String>;
 }
 
 /// No cluster to read: what the decision gets when the node-aware mode is off (it never calls
@@ -28,6 +32,9 @@ impl Cluster for NoCluster {
     }
     fn get_node(&mut self, _: &str, _: &[&str]) -> Result<Vec<u8>, String> {
         Err("the policy reads no Nodes without readNodes: true".to_string())
+    }
+    fn list_node_pools(&mut self, _: &[&str]) -> Result<Vec<u8>, String> {
+        Err("the policy reads no NodePools without readNodes: true".to_string())
     }
 }
 
@@ -66,6 +73,16 @@ impl<'a> ListRequest<'a> {
             api_version: "v1",
             kind: "Node",
             label_selector: Some(label_selector),
+            field_selector: None,
+            field_masks: sorted(field_masks),
+        }
+    }
+
+    pub fn node_pools(field_masks: &[&'a str]) -> ListRequest<'a> {
+        ListRequest {
+            api_version: "karpenter.sh/v1",
+            kind: "NodePool",
+            label_selector: None,
             field_selector: None,
             field_masks: sorted(field_masks),
         }
@@ -112,6 +129,10 @@ impl<C: Fn() -> Duration> Cluster for Budgeted<'_, C> {
         within_budget(self.budget, (self.elapsed)())?;
         self.inner.get_node(name, masks)
     }
+    fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
+        within_budget(self.budget, (self.elapsed)())?;
+        self.inner.list_node_pools(masks)
+    }
 }
 
 /// The Kubewarden host, reached through waPC host calls (binding `kubewarden`, namespace
@@ -139,6 +160,10 @@ impl Cluster for HostCluster {
         let request = GetRequest::node(name, masks);
         Self::call("get_resource", serde_json::to_vec(&request))
     }
+    fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
+        let request = ListRequest::node_pools(masks);
+        Self::call("list_resources_all", serde_json::to_vec(&request))
+    }
 }
 
 #[cfg(test)]
@@ -151,6 +176,11 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&list).unwrap(),
             r#"{"api_version":"v1","kind":"Node","label_selector":"kubernetes.io/os=linux","field_selector":null,"field_masks":["a","b"]}"#
+        );
+        let pools = ListRequest::node_pools(&["status.conditions"]);
+        assert_eq!(
+            serde_json::to_string(&pools).unwrap(),
+            r#"{"api_version":"karpenter.sh/v1","kind":"NodePool","label_selector":null,"field_selector":null,"field_masks":["status.conditions"]}"#
         );
         let get = GetRequest::node("n1", &["x"]);
         assert_eq!(

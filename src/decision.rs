@@ -12,7 +12,8 @@ use crate::cluster::Cluster;
 use crate::constraint::{Admits, Constraints};
 use crate::edit;
 use crate::message::{self, Failure, Refusal};
-use crate::nodes::{self, Builds, Schedulable};
+use crate::node_pools;
+use crate::nodes::{self, Builds, Pools, Schedulable};
 use crate::platform::{self, Architectures};
 use crate::pod::{self, PodImage};
 use crate::registry::Registry;
@@ -248,7 +249,160 @@ fn steps(
             .collect();
         return Ok(settle(pod, &facts, &schedulable, &others, warnings));
     }
-    settle_from_nodes(pod, &facts, cluster, warnings)
+    settle_from_cluster(pod, &facts, cluster, warnings)
+}
+
+/// With `readNodes`: the decision for the cluster's Nodes and the nodes its pools may create
+/// (`autoscaledArchitectures`, Karpenter's NodePools). The NodePools are read only when the
+/// Nodes alone do not decide: when the verdict for the Nodes differs from the one for a cluster
+/// whose pools could create nodes of every architecture and OS (each Node list is read once).
+fn settle_from_cluster(
+    pod: &mut Value,
+    facts: &Facts,
+    cluster: &mut dyn Cluster,
+    warnings: Vec<String>,
+) -> Result<Outcome, Outcome> {
+    let settings = facts.settings;
+    let mut cluster = Memo::new(cluster);
+    let configured = |os: &str| Pools {
+        configured: settings.autoscaled(os),
+        node_pools: Architectures::new(),
+    };
+    let mut decided = pod.clone();
+    let nodes_alone = settle_from_nodes(
+        &mut decided,
+        facts,
+        &mut cluster,
+        &configured,
+        warnings.clone(),
+    );
+    if nodes_alone.is_err() {
+        // A Node list failed under `onLookupFailure: accept` or `reject`: that settles it.
+        *pod = decided;
+        return nodes_alone;
+    }
+    let every = |os: &str| Pools {
+        configured: settings.autoscaled(os),
+        node_pools: platform::every_architecture(),
+    };
+    let mut hypothetical = pod.clone();
+    let with_every = settle_from_nodes(
+        &mut hypothetical,
+        facts,
+        &mut cluster,
+        &every,
+        warnings.clone(),
+    );
+    if same_verdict(&nodes_alone, &decided, &with_every, &hypothetical) {
+        *pod = decided;
+        return nodes_alone;
+    }
+    let pools = match node_pools::read(&mut cluster) {
+        Ok(pools) => pools,
+        Err(cause) => {
+            // The warnings of both decisions (a Node list that failed too), then the failure's.
+            let (Ok(alone) | Err(alone)) = &nodes_alone;
+            let mut warnings = warnings_of(alone).to_vec();
+            let (Ok(every_outcome) | Err(every_outcome)) = &with_every;
+            for warning in warnings_of(every_outcome) {
+                if !warnings.contains(warning) {
+                    warnings.push(warning.clone());
+                }
+            }
+            let failure = Failure::node_pools(facts.subject.name, cause);
+            on_lookup_failure(failure, settings, &mut warnings)?;
+            // Decided as if they could create every architecture: never refused for want of a
+            // node they could create.
+            *pod = hypothetical;
+            return Ok(match with_every {
+                Ok(outcome) | Err(outcome) => with_warnings(outcome, warnings),
+            });
+        }
+    };
+    if pools.is_empty() {
+        *pod = decided;
+        return nodes_alone;
+    }
+    let tolerations = node_pools::pod_tolerations(pod);
+    let with_pools = |os: &str| Pools {
+        configured: settings.autoscaled(os),
+        node_pools: node_pools::architectures(&pools, os, &tolerations, settings),
+    };
+    settle_from_nodes(pod, facts, &mut cluster, &with_pools, warnings)
+}
+
+fn warnings_of(outcome: &Outcome) -> &[String] {
+    match outcome {
+        Outcome::Unchanged(warnings)
+        | Outcome::Changed(warnings)
+        | Outcome::Rejected(_, warnings) => warnings,
+    }
+}
+
+fn with_warnings(outcome: Outcome, warnings: Vec<String>) -> Outcome {
+    match outcome {
+        Outcome::Unchanged(_) => Outcome::Unchanged(warnings),
+        Outcome::Changed(_) => Outcome::Changed(warnings),
+        Outcome::Rejected(message, _) => Outcome::Rejected(message, warnings),
+    }
+}
+
+/// Whether two decisions accept the Pod alike: the same outcome (never a refusal, whose message
+/// names what the cluster has), the same Pod and the same warnings.
+fn same_verdict(
+    a: &Result<Outcome, Outcome>,
+    pod_a: &Value,
+    b: &Result<Outcome, Outcome>,
+    pod_b: &Value,
+) -> bool {
+    match (a, b) {
+        (Ok(Outcome::Unchanged(a)), Ok(Outcome::Unchanged(b))) => a == b,
+        (Ok(Outcome::Changed(a)), Ok(Outcome::Changed(b))) => a == b && pod_a == pod_b,
+        _ => false,
+    }
+}
+
+/// A cluster whose lists are read once per evaluation: the decisions `settle_from_cluster`
+/// weighs read the same Nodes.
+struct Memo<'a> {
+    inner: &'a mut dyn Cluster,
+    lists: Vec<(String, Result<Vec<u8>, String>)>,
+}
+
+impl<'a> Memo<'a> {
+    fn new(inner: &'a mut dyn Cluster) -> Memo<'a> {
+        Memo {
+            inner,
+            lists: Vec::new(),
+        }
+    }
+
+    fn once(
+        &mut self,
+        key: String,
+        call: impl FnOnce(&mut dyn Cluster) -> Result<Vec<u8>, String>,
+    ) -> Result<Vec<u8>, String> {
+        if let Some((_, answer)) = self.lists.iter().find(|(k, _)| *k == key) {
+            return answer.clone();
+        }
+        let answer = call(self.inner);
+        self.lists.push((key, answer.clone()));
+        answer
+    }
+}
+
+impl Cluster for Memo<'_> {
+    fn list_nodes(&mut self, selector: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.once(format!("list {selector}"), |c| {
+            c.list_nodes(selector, masks)
+        })
+    }
+    fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.once(format!("get {name}"), |c| c.get_node(name, masks))
+    }
+    fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.once("pools".to_string(), |c| c.list_node_pools(masks))
+    }
 }
 
 /// The node OSes other than `os` a Pod that does not choose its OS (`spec.os`, the nodeSelector)
@@ -285,6 +439,7 @@ fn settle_from_nodes(
     pod: &mut Value,
     facts: &Facts,
     cluster: &mut dyn Cluster,
+    pools: &dyn Fn(&str) -> Pools,
     mut warnings: Vec<String>,
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
@@ -307,13 +462,12 @@ fn settle_from_nodes(
         if !facts.others.is_empty() {
             let read = others.get_or_insert_with(|| {
                 let mut warnings = warnings.clone();
-                read_other_operating_systems(facts, &mut Shared(&cluster), &mut warnings).map(
-                    |(found, present)| OthersRead {
+                read_other_operating_systems(facts, &mut Shared(&cluster), pools, &mut warnings)
+                    .map(|(found, present)| OthersRead {
                         found,
                         present,
                         warnings,
-                    },
-                )
+                    })
             });
             let read = match read {
                 Err(outcome) => return Err(outcome.clone()),
@@ -348,7 +502,7 @@ fn settle_from_nodes(
         let read = other_os.get_or_insert_with(|| {
             let mut warnings = warnings.clone();
             let mut cluster = Shared(&cluster);
-            other_operating_system(pod, facts, &mut cluster, &mut warnings)
+            other_operating_system(pod, facts, &mut cluster, pools, &mut warnings)
                 .map(|found| (found, warnings))
         });
         match read {
@@ -370,7 +524,7 @@ fn settle_from_nodes(
         os,
         &facts.image_common,
         &facts.constraints.admits(),
-        &settings.autoscaled(os),
+        &pools(os),
         windows_builds_from_nodes,
         &mut decide,
     );
@@ -405,13 +559,14 @@ struct OthersRead {
 fn read_other_operating_systems(
     facts: &Facts,
     cluster: &mut dyn Cluster,
+    pools: &dyn Fn(&str) -> Pools,
     warnings: &mut Vec<String>,
 ) -> Result<(bool, Vec<(usize, Schedulable)>), Outcome> {
     let settings = facts.settings;
     let mut present = Vec::new();
     for (index, other) in facts.others.iter().enumerate() {
         let os = other.constraints.os.as_str();
-        match nodes::of_operating_system(cluster, os, &settings.autoscaled(os)) {
+        match nodes::of_operating_system(cluster, os, &pools(os)) {
             Ok(Some(schedulable)) => present.push((index, schedulable)),
             Ok(None) => {}
             Err(cause) => {
@@ -435,6 +590,9 @@ impl Cluster for Shared<'_, '_> {
     fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
         self.0.borrow_mut().get_node(name, masks)
     }
+    fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.0.borrow_mut().list_node_pools(masks)
+    }
 }
 
 /// With `readNodes`: whether the cluster has nodes of an OS other than the Pod's
@@ -446,6 +604,7 @@ fn other_operating_system(
     pod: &Value,
     facts: &Facts,
     cluster: &mut dyn Cluster,
+    pools: &dyn Fn(&str) -> Pools,
     warnings: &mut Vec<String>,
 ) -> Result<bool, Outcome> {
     let os = facts.constraints.os.as_str();
@@ -453,7 +612,7 @@ fn other_operating_system(
         return Ok(false);
     }
     let settings = facts.settings;
-    match nodes::other_operating_system(cluster, os, &|other| settings.autoscaled(other)) {
+    match nodes::other_operating_system(cluster, os, pools) {
         Ok(found) => Ok(found),
         Err(cause) => {
             let other = platform::other_operating_systems(os)
@@ -681,8 +840,7 @@ fn windows_build_pin(
     let Some(nodes) = schedulable.nodes.as_deref() else {
         return Ok(Some(builds));
     };
-    let autoscaled = facts.settings.autoscaled("windows");
-    match nodes::windows_builds(nodes, finally, &builds, &autoscaled) {
+    match nodes::windows_builds(nodes, finally, &builds, &schedulable.pools) {
         Builds::Covered => Ok(None),
         Builds::Pin(found) => Ok(Some(found)),
         Builds::Absent {

@@ -19,6 +19,7 @@ pub mod decision;
 pub mod edit;
 pub mod image;
 pub mod message;
+pub mod node_pools;
 pub mod nodes;
 pub mod platform;
 pub mod pod;

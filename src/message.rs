@@ -84,6 +84,18 @@ impl Failure {
         )
     }
 
+    /// Karpenter's NodePools could not be listed: under `ignoreImage` the Pod is decided as if
+    /// they could create nodes of every architecture (it is pinned to every architecture its
+    /// images run on, never refused for want of a node).
+    pub fn node_pools(subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's Karpenter NodePools"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned because the cluster's Karpenter NodePools could not be read: "),
+            format!("{PREFIX}: the cluster's Karpenter NodePools could not be read, so the {subject} is decided as if they could create nodes of any OS and architecture: "),
+        )
+    }
+
     /// The node a bound Pod runs on could not be read (`accept` and `ignoreImage` alike leave
     /// the Pod unchecked).
     pub fn bound_node(name: &str, subject: &str, cause: String) -> Failure {

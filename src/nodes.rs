@@ -193,6 +193,45 @@ pub fn selector(os: &str, operator: &str, architectures: &Architectures) -> Opti
     }
 }
 
+/// The nodes of one OS that may exist without a Node yet: the pools of the setting
+/// `autoscaledArchitectures`, and the architectures Karpenter's NodePools can create for the Pod
+/// (`node_pools::architectures`). Both count like Nodes of those architectures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pools {
+    pub configured: Architectures,
+    pub node_pools: Architectures,
+}
+
+impl Pools {
+    /// Every architecture either names.
+    pub fn all(&self) -> Architectures {
+        self.configured.union(&self.node_pools).cloned().collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.configured.is_empty() && self.node_pools.is_empty()
+    }
+
+    /// What the message says of them: `; autoscaledArchitectures: arm64; Karpenter NodePools:
+    /// arm64, amd64` (empty when there are none).
+    fn note(&self) -> String {
+        let mut note = String::new();
+        if !self.configured.is_empty() {
+            note.push_str(&format!(
+                "; autoscaledArchitectures: {}",
+                platform::join(&self.configured, ", ")
+            ));
+        }
+        if !self.node_pools.is_empty() {
+            note.push_str(&format!(
+                "; Karpenter NodePools can create {}",
+                platform::join(&self.node_pools, ", ")
+            ));
+        }
+        note
+    }
+}
+
 /// The architectures the decision counts as schedulable, and where they come from (for
 /// messages).
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +248,9 @@ pub struct Schedulable {
     /// or Nodes and `autoscaledArchitectures` pools read with `readNodes`): the Pod is pinned to
     /// its own OS too.
     pub other_os: bool,
+    /// The architectures of `architectures` that nodes may have without a Node yet (`Pools`):
+    /// their Windows builds cannot be told.
+    pub pools: Architectures,
 }
 
 impl Schedulable {
@@ -224,6 +266,7 @@ impl Schedulable {
             note,
             nodes: None,
             other_os: false,
+            pools: Architectures::new(),
         }
     }
 
@@ -232,10 +275,10 @@ impl Schedulable {
     fn read(
         os: &str,
         found: &Architectures,
-        autoscaled: &Architectures,
+        pools: &Pools,
         nodes: Option<Vec<Node>>,
     ) -> Schedulable {
-        Schedulable::read_part(os, found, autoscaled, nodes, &Unread::None)
+        Schedulable::read_part(os, found, pools, nodes, &Unread::None)
     }
 
     /// As `read`, but the Nodes of `unread` were not listed: when none was found, the note says
@@ -243,7 +286,7 @@ impl Schedulable {
     fn read_part(
         os: &str,
         found: &Architectures,
-        autoscaled: &Architectures,
+        pools: &Pools,
         nodes: Option<Vec<Node>>,
         unread: &Unread,
     ) -> Schedulable {
@@ -264,18 +307,14 @@ impl Schedulable {
                 platform::join(read, ", ")
             ),
         };
-        if !autoscaled.is_empty() {
-            note.push_str(&format!(
-                "; autoscaledArchitectures: {}",
-                platform::join(autoscaled, ", ")
-            ));
-        }
+        note.push_str(&pools.note());
         Schedulable {
-            architectures: found.union(autoscaled).cloned().collect(),
+            architectures: found.union(&pools.all()).cloned().collect(),
             from_nodes: true,
             note,
             nodes,
             other_os: false,
+            pools: pools.all(),
         }
     }
 }
@@ -315,7 +354,7 @@ fn list(cluster: &mut dyn Cluster, selector: &str) -> Result<Vec<Node>, String> 
 pub fn other_operating_system(
     cluster: &mut dyn Cluster,
     os: &str,
-    autoscaled: &dyn Fn(&str) -> Architectures,
+    autoscaled: &dyn Fn(&str) -> Pools,
 ) -> Result<bool, String> {
     if platform::other_operating_systems(os).any(|other| !autoscaled(other).is_empty()) {
         return Ok(true);
@@ -334,14 +373,14 @@ pub fn other_operating_system(
 pub fn of_operating_system(
     cluster: &mut dyn Cluster,
     os: &str,
-    autoscaled: &Architectures,
+    pools: &Pools,
 ) -> Result<Option<Schedulable>, String> {
     let nodes = list(cluster, &format!("{OS_LABEL}={os}"))?;
-    if nodes.is_empty() && autoscaled.is_empty() {
+    if nodes.is_empty() && pools.is_empty() {
         return Ok(None);
     }
     let found = architectures(&nodes);
-    let mut schedulable = Schedulable::read(os, &found, autoscaled, Some(nodes));
+    let mut schedulable = Schedulable::read(os, &found, pools, Some(nodes));
     schedulable.other_os = true;
     Ok(Some(schedulable))
 }
@@ -364,7 +403,7 @@ pub fn decide_from_nodes<T: PartialEq>(
     os: &str,
     images: &Architectures,
     admits: &Admits,
-    autoscaled: &Architectures,
+    pools: &Pools,
     all_nodes: bool,
     decide: &mut dyn FnMut(&Schedulable) -> T,
 ) -> Result<T, String> {
@@ -373,17 +412,13 @@ pub fn decide_from_nodes<T: PartialEq>(
         .map(|arch| arch.to_string())
         .filter(|arch| images.contains(arch))
         .collect();
+    let autoscaled = &pools.all();
     let outside = selector(os, "notin", &named).unwrap_or_default();
     let Some(inside) = selector(os, "in", &named) else {
         // Every Node is outside those a selector may name: one list of them all.
         let nodes = list(cluster, &outside)?;
         let found = architectures(&nodes);
-        return Ok(decide(&Schedulable::read(
-            os,
-            &found,
-            autoscaled,
-            Some(nodes),
-        )));
+        return Ok(decide(&Schedulable::read(os, &found, pools, Some(nodes))));
     };
     let inside_first = matches!(admits, Admits::Only(only) if only.is_subset(&named));
     let (first, second) = if inside_first {
@@ -418,7 +453,7 @@ pub fn decide_from_nodes<T: PartialEq>(
             possible.push(unknown);
             let cluster_with = |more: &Architectures| {
                 let found = found.union(more).cloned().collect();
-                Schedulable::read(os, &found, autoscaled, None)
+                Schedulable::read(os, &found, pools, None)
             };
             let mut answers = possible.iter().map(|more| decide(&cluster_with(more)));
             if let Some(first) = answers.next() {
@@ -434,7 +469,7 @@ pub fn decide_from_nodes<T: PartialEq>(
                     } else {
                         Unread::Of(named.clone())
                     };
-                    let mut read = Schedulable::read_part(os, &found, autoscaled, None, &unread);
+                    let mut read = Schedulable::read_part(os, &found, pools, None, &unread);
                     read.architectures.extend(possible[0].iter().cloned());
                     return Ok(decide(&read));
                 }
@@ -443,7 +478,7 @@ pub fn decide_from_nodes<T: PartialEq>(
     }
     nodes.extend(list(cluster, second)?);
     let found = architectures(&nodes);
-    let schedulable = Schedulable::read(os, &found, autoscaled, Some(nodes));
+    let schedulable = Schedulable::read(os, &found, pools, Some(nodes));
     Ok(decide(&schedulable))
 }
 

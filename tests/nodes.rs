@@ -11,6 +11,11 @@ fn list(selector: &str) -> String {
     format!("list_resources_all v1/Node {selector} masks {MASKS}")
 }
 
+/// The NodePool list, after the Node lists when these do not decide alone.
+fn pools() -> String {
+    NODE_POOLS_CALL.to_string()
+}
+
 fn get(name: &str) -> String {
     format!("get_resource v1/Node {name} masks {MASKS}")
 }
@@ -56,7 +61,8 @@ fn images_covering_every_node_architecture_pin_only_the_os_after_one_empty_list(
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
-            list("kubernetes.io/os=windows")
+            list("kubernetes.io/os=windows"),
+            pools()
         ]
     );
     assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
@@ -68,7 +74,8 @@ fn images_covering_every_node_architecture_pin_only_the_os_after_one_empty_list(
         linux_only.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
-            list("kubernetes.io/os=windows")
+            list("kubernetes.io/os=windows"),
+            pools()
         ]
     );
 }
@@ -114,7 +121,8 @@ fn images_of_an_absent_architecture_are_rejected_naming_both() {
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)"),
             list("kubernetes.io/os=windows"),
-            list("kubernetes.io/os=linux,kubernetes.io/arch in (s390x)")
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (s390x)"),
+            pools()
         ]
     );
 }
@@ -134,7 +142,8 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
-            list("kubernetes.io/os=windows")
+            list("kubernetes.io/os=windows"),
+            pools()
         ]
     );
     // Without it, the Pod could run nowhere.
@@ -227,7 +236,8 @@ fn the_pods_own_constraints_choose_what_is_read() {
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
-            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
+            pools()
         ]
     );
     // A Windows Pod reads the Windows Nodes, then the Linux ones: it is pinned to Windows
@@ -246,7 +256,8 @@ fn the_pods_own_constraints_choose_what_is_read() {
         cluster.calls,
         [
             list("kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)"),
-            list("kubernetes.io/os=linux")
+            list("kubernetes.io/os=linux"),
+            pools()
         ]
     );
     // With the usual nodeSelector kubernetes.io/os: windows, the Linux Nodes are not read.
@@ -262,9 +273,10 @@ fn the_pods_own_constraints_choose_what_is_read() {
     r.assert_accepted_unchanged();
     assert_eq!(
         cluster.calls,
-        [list(
-            "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)"
-        )]
+        [
+            list("kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)"),
+            pools(),
+        ]
     );
 }
 
@@ -552,7 +564,8 @@ fn what_is_read_does_not_grow_with_the_cluster_when_images_cover_it() {
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
-            list("kubernetes.io/os=windows")
+            list("kubernetes.io/os=windows"),
+            pools()
         ]
     );
 }
@@ -591,7 +604,7 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
     let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
     // Multi-arch images covering every architecture the cluster has: one empty list, and the
     // Windows Nodes (the Pod is pinned to Linux).
-    assert_eq!(reads(&mut cluster, &multi, json!({})), (2, 10));
+    assert_eq!(reads(&mut cluster, &multi, json!({})), (3, 10));
     // Pinned: the Nodes of the other architectures, the Windows ones, those of the images'.
     assert_eq!(reads(&mut cluster, &amd, json!({})), (3, 5010));
     // An autoscaled pool of the images' architecture: the other Nodes only.
@@ -614,10 +627,10 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
         &["ghcr.io/org/amd64-only:1"],
         json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}),
     );
-    assert_eq!(reads(&mut cluster, &conflict, json!({})), (2, 5000));
+    assert_eq!(reads(&mut cluster, &conflict, json!({})), (3, 5000));
     // Tolerations of an image architecture: added only if such Nodes exist, so they are read.
     let tolerations = json!({"architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}});
-    assert_eq!(reads(&mut cluster, &multi, tolerations), (3, 5010));
+    assert_eq!(reads(&mut cluster, &multi, tolerations), (4, 5010));
     // A bound Pod: its Node.
     cluster.calls.clear();
     node_aware(
@@ -644,7 +657,7 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
         &settings(json!({"readNodes": true, "pinWindowsBuild": true})),
     );
     // And every Linux Node, to learn that some exist: the Pod states its OS in spec.os only.
-    assert_eq!((cluster.calls.len(), cluster.nodes_read), (3, 5010));
+    assert_eq!((cluster.calls.len(), cluster.nodes_read), (4, 5010));
     assert_eq!(
         r.patch.as_ref().map(|p| p[1]["value"]["nodeAffinity"].to_string()),
         Some(r#"{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"node.kubernetes.io/windows-build","operator":"In","values":["10.0.20348"]},{"key":"kubernetes.io/os","operator":"In","values":["windows"]}]}]}}"#.to_string())
@@ -673,9 +686,10 @@ fn a_refusal_says_which_nodes_were_read_and_that_none_of_the_pods_os_was_found()
     );
     assert_eq!(
         cluster.calls,
-        [list(
-            "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"
-        )]
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
+            pools(),
+        ]
     );
     // Both lists read, no Linux Node, an amd64 pool: "no linux Node found".
     let r = node_aware(
@@ -693,7 +707,8 @@ fn a_refusal_says_which_nodes_were_read_and_that_none_of_the_pods_os_was_found()
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
             list("kubernetes.io/os=windows"),
-            list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)")
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)"),
+            pools()
         ]
     );
 }

@@ -223,14 +223,23 @@ fn with_read_nodes_other_os_nodes_that_cannot_be_read_follow_on_lookup_failure()
             &settings(settings_json),
         )
     };
-    // ignoreImage: pinned to its OS, with a warning.
+    // ignoreImage: pinned to its OS, with a warning; the NodePool list fails too, so it is
+    // decided as if pools could create nodes of every architecture (pinned to the images').
     let r = node_aware(&mut cluster, json!({}));
-    r.assert_patch(json!([add_required_os(&[], "linux")]));
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required_os(&["amd64", "arm64"], "linux")
+    ]));
     assert_eq!(
         r.decision.warnings,
-        ["image-arch-affinity: the cluster's windows Nodes could not be read, so the Pod is pinned to its OS \
+        [
+            "image-arch-affinity: the cluster's windows Nodes could not be read, so the Pod is pinned to its OS \
           (linux) as in a cluster of several: error invoking host capability kubernetes.list_resources_all: \
-          connection refused"]
+          connection refused",
+            "image-arch-affinity: the cluster's Karpenter NodePools could not be read, so the Pod is decided as \
+          if they could create nodes of any OS and architecture: error invoking host capability \
+          kubernetes.list_resources_all: connection refused"
+        ]
     );
     let r = node_aware(&mut cluster, json!({"onLookupFailure": "accept"}));
     r.assert_accepted_unchanged();
@@ -245,13 +254,16 @@ fn with_read_nodes_other_os_nodes_that_cannot_be_read_follow_on_lookup_failure()
         "image-arch-affinity: cannot read the cluster's windows Nodes: error invoking host capability \
          kubernetes.list_resources_all: connection refused (setting onLookupFailure: reject)"
     );
-    // An autoscaled Windows pool says the cluster has Windows Nodes: no Windows list.
+    // An autoscaled Windows pool says the cluster has Windows Nodes: no Windows list (the
+    // NodePool list, which a cluster without Karpenter answers with not found, is read last).
+    cluster.failure = None;
     let r = node_aware(
         &mut cluster,
         json!({"autoscaledArchitectures": [{"os": "windows", "architectures": ["amd64"]}]}),
     );
     r.assert_patch(json!([add_required_os(&[], "linux")]));
-    assert_eq!(cluster.calls.len(), 1);
+    assert_eq!(cluster.calls.len(), 2);
+    assert_eq!(cluster.calls[1], NODE_POOLS_CALL);
 }
 
 #[test]
@@ -461,7 +473,8 @@ fn with_read_nodes_the_other_os_nodes_are_read_in_one_list() {
                 {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
                 {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}])
     );
-    assert_eq!(cluster.calls.len(), 2, "{:?}", cluster.calls);
+    assert_eq!(cluster.calls.len(), 3, "{:?}", cluster.calls);
+    assert_eq!(cluster.calls[2], NODE_POOLS_CALL);
     assert!(
         cluster.calls[1].contains(" kubernetes.io/os=windows "),
         "{:?}",
@@ -483,7 +496,7 @@ fn with_read_nodes_the_other_os_nodes_are_read_in_one_list() {
         &settings(json!({"readNodes": true})),
     );
     r.assert_accepted_unchanged();
-    assert_eq!(cluster.calls.len(), 2, "{:?}", cluster.calls);
+    assert_eq!(cluster.calls.len(), 3, "{:?}", cluster.calls);
 }
 
 #[test]

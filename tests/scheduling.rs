@@ -1236,6 +1236,135 @@ fn workload_templates_admit_exactly_the_nodes_that_run_their_images() {
 struct ClusterSpec {
     nodes: Vec<(&'static str, &'static str, bool, bool)>,
     pools: Vec<(&'static str, Vec<&'static str>)>,
+    node_pools: Vec<NodePoolSpec>,
+}
+
+/// A Karpenter NodePool: what its template's requirements (or labels) say of the OS and the
+/// architecture (`None`: no requirement), what `NotIn` excludes, one of `POOL_TAINTS` or none,
+/// and whether it is Ready.
+#[derive(Debug, Clone)]
+struct NodePoolSpec {
+    os: Option<&'static str>,
+    arches: Option<Vec<&'static str>>,
+    not_in: Vec<&'static str>,
+    taint: Option<usize>,
+    ready: bool,
+    as_labels: bool,
+}
+
+/// The taints a NodePool's template may carry: one the Pod's tolerations (`mainframe Exists`) or
+/// `architectureTolerations` of s390x tolerate; one only those of arm64 tolerate; one nothing
+/// tolerates; one that never excludes a Pod (`PreferNoSchedule`).
+const POOL_TAINTS: [(&str, &str, &str); 4] = [
+    ("mainframe", "x", "NoSchedule"),
+    ("kubernetes.io/arch", "arm64", "NoSchedule"),
+    ("dedicated", "gpu", "NoExecute"),
+    ("soft", "", "PreferNoSchedule"),
+];
+
+fn node_pool_strategy() -> impl Strategy<Value = NodePoolSpec> {
+    (
+        prop::option::weighted(0.6, prop::sample::select(OSES.to_vec())),
+        prop::option::weighted(
+            0.7,
+            prop::sample::subsequence(CLUSTER_ARCHES.to_vec(), 1..3),
+        ),
+        prop::sample::subsequence(CLUSTER_ARCHES.to_vec(), 0..2),
+        prop::option::weighted(0.4, 0..POOL_TAINTS.len()),
+        prop::bool::weighted(0.85),
+        prop::bool::ANY,
+    )
+        .prop_map(
+            |(os, arches, not_in, taint, ready, as_labels)| NodePoolSpec {
+                os,
+                // Labels state one value each.
+                arches: arches.map(|a| if as_labels { a[..1].to_vec() } else { a }),
+                not_in,
+                taint,
+                ready,
+                as_labels,
+            },
+        )
+}
+
+impl NodePoolSpec {
+    /// The NodePool as the API server serves it.
+    fn object(&self, index: usize) -> Value {
+        let mut requirements = vec![
+            json!({"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}),
+        ];
+        let mut labels = json!({"team": "blue"});
+        if let Some(os) = self.os {
+            match self.as_labels {
+                true => labels["kubernetes.io/os"] = json!(os),
+                false => requirements
+                    .push(json!({"key": "kubernetes.io/os", "operator": "In", "values": [os]})),
+            }
+        }
+        if let Some(arches) = &self.arches {
+            match self.as_labels {
+                true => labels["kubernetes.io/arch"] = json!(arches[0]),
+                false => requirements.push(
+                    json!({"key": "kubernetes.io/arch", "operator": "In", "values": arches, "minValues": 1}),
+                ),
+            }
+        }
+        if !self.not_in.is_empty() {
+            requirements.push(
+                json!({"key": "kubernetes.io/arch", "operator": "NotIn", "values": self.not_in}),
+            );
+        }
+        let taints: Vec<Value> = self
+            .taint
+            .map(|t| POOL_TAINTS[t])
+            .map(|(key, value, effect)| json!({"key": key, "value": value, "effect": effect}))
+            .into_iter()
+            .collect();
+        let mut pool =
+            common::node_pool(&format!("pool-{index}"), json!(requirements), json!(taints));
+        pool["spec"]["template"]["metadata"] = json!({"labels": labels});
+        pool["spec"]["template"]["spec"]["startupTaints"] = json!([{"key": "node.cilium.io/agent-not-ready", "value": "true", "effect": "NoExecute"}]);
+        if !self.ready {
+            pool["status"]["conditions"][2]["status"] = json!("False");
+        }
+        pool
+    }
+
+    /// The architectures of `os` it can create nodes of for `pod` (docs/karpenter.md): none
+    /// unless Ready and of `os`; no requirement is the `autoscaled` ones of the OS, else every
+    /// architecture; less `NotIn`; only where the Pod tolerates its taint (its tolerations, or
+    /// `architectureTolerations` of that architecture).
+    fn architectures(
+        &self,
+        os: &str,
+        autoscaled: &[&'static str],
+        pod: &Value,
+        settings: &Value,
+    ) -> BTreeSet<&'static str> {
+        if !self.ready || self.os.is_some_and(|o| o != os) {
+            return BTreeSet::new();
+        }
+        let any: Vec<&'static str> = match autoscaled.is_empty() {
+            true => image_arch_affinity::platform::KNOWN_ARCHITECTURES.to_vec(),
+            false => autoscaled.to_vec(),
+        };
+        let pod_tolerates_mainframe = pod["spec"]["tolerations"]
+            .as_array()
+            .is_some_and(|list| list.iter().any(|t| t["key"] == "mainframe"));
+        let arch_tolerations = settings.get("architectureTolerations").is_some();
+        self.arches
+            .clone()
+            .unwrap_or(any)
+            .into_iter()
+            .filter(|arch| !self.not_in.contains(arch))
+            .filter(|arch| match self.taint {
+                None | Some(3) => true,
+                Some(0) => pod_tolerates_mainframe || (arch_tolerations && *arch == "s390x"),
+                Some(1) => arch_tolerations && *arch == "arm64",
+                _ => false,
+            })
+            .collect()
+    }
 }
 
 const CLUSTER_ARCHES: [&str; 7] = [
@@ -1259,10 +1388,12 @@ fn cluster_strategy() -> impl Strategy<Value = ClusterSpec> {
             prop::sample::subsequence(CLUSTER_ARCHES.to_vec(), 1..3),
             0..2,
         ),
+        prop::collection::vec(node_pool_strategy(), 0..3),
     )
-        .prop_map(|(nodes, pools)| ClusterSpec {
+        .prop_map(|(nodes, pools, node_pools)| ClusterSpec {
             nodes,
             pools: pools.into_iter().collect(),
+            node_pools,
         })
 }
 
@@ -1276,6 +1407,29 @@ impl ClusterSpec {
             .filter(|p| p.0 == os)
             .flat_map(|p| p.1.iter().copied());
         nodes.chain(pools).collect()
+    }
+
+    /// The `autoscaledArchitectures` of `os`.
+    fn autoscaled(&self, os: &str) -> Vec<&'static str> {
+        self.pools
+            .iter()
+            .filter(|p| p.0 == os)
+            .flat_map(|p| p.1.iter().copied())
+            .collect()
+    }
+
+    /// The architectures of `os` its NodePools can create nodes of for the Pod.
+    fn node_pool_architectures(
+        &self,
+        os: &str,
+        pod: &Value,
+        settings: &Value,
+    ) -> BTreeSet<&'static str> {
+        let autoscaled = self.autoscaled(os);
+        self.node_pools
+            .iter()
+            .flat_map(|pool| pool.architectures(os, &autoscaled, pod, settings))
+            .collect()
     }
 
     fn fixture(&self) -> common::FixtureCluster {
@@ -1296,7 +1450,18 @@ impl ClusterSpec {
                 }
                 node
             });
-        common::FixtureCluster::of(nodes.collect())
+        let mut fixture = common::FixtureCluster::of(nodes.collect());
+        // No NodePool: a cluster without Karpenter's CRDs, half the time.
+        if !self.node_pools.is_empty() || self.nodes.len().is_multiple_of(2) {
+            fixture.node_pools = Some(
+                self.node_pools
+                    .iter()
+                    .enumerate()
+                    .map(|(i, pool)| pool.object(i))
+                    .collect(),
+            );
+        }
+        fixture
     }
 }
 
@@ -1331,7 +1496,10 @@ fn several_oses(case: &Case, os: &str, cluster: &ClusterSpec) -> Option<&'static
     let spec = &case.pod["spec"];
     let other = OSES.into_iter().find(|other| *other != os)?;
     let present = cluster.nodes.iter().any(|node| node.0 == other)
-        || cluster.pools.iter().any(|pool| pool.0 == other);
+        || cluster.pools.iter().any(|pool| pool.0 == other)
+        || !cluster
+            .node_pool_architectures(other, &case.pod, &case.settings)
+            .is_empty();
     let used: Vec<&Image> = used_images(case)
         .into_iter()
         .map(|i| &case.images[i])
@@ -1349,6 +1517,9 @@ struct NodeCounts {
     rejected: Cell<usize>,
     mutated: Cell<usize>,
     lists: [Cell<usize>; 4],
+    /// Cases that listed the NodePools, and those whose NodePools could create nodes for them.
+    node_pool_reads: Cell<usize>,
+    node_pools_used: Cell<usize>,
 }
 
 fn check_node_aware(
@@ -1382,6 +1553,17 @@ fn check_node_aware(
         bump(&counts.symmetric);
         cluster.nodes.retain(|node| node.0 != other);
         cluster.pools.retain(|pool| pool.0 != other);
+        cluster.node_pools.retain(|pool| pool.os != Some(other));
+        let copies: Vec<_> = cluster
+            .node_pools
+            .iter()
+            .filter(|pool| pool.os.is_some())
+            .map(|pool| NodePoolSpec {
+                os: Some(other),
+                ..pool.clone()
+            })
+            .collect();
+        cluster.node_pools.extend(copies);
         let copies: Vec<_> = cluster
             .nodes
             .iter()
@@ -1395,7 +1577,16 @@ fn check_node_aware(
             .collect();
         cluster.pools.extend(pools);
     }
-    let architectures: Vec<&str> = cluster.architectures(&os).into_iter().collect();
+    // What the cluster's Nodes and pools have, and what its NodePools can create for the Pod:
+    // what schedulableArchitectures and clusterOperatingSystems say.
+    let from_node_pools = |os: &str| cluster.node_pool_architectures(os, &case.pod, &case.settings);
+    let mut all = cluster.architectures(&os);
+    let created = from_node_pools(&os);
+    if !created.is_subset(&all) {
+        bump(&counts.node_pools_used);
+    }
+    all.extend(created);
+    let architectures: Vec<&str> = all.into_iter().collect();
     let mut node_aware = case.settings.clone();
     let mut fixed = case.settings.clone();
     node_aware
@@ -1421,6 +1612,7 @@ fn check_node_aware(
         .iter()
         .map(|node| node.0)
         .chain(cluster.pools.iter().map(|pool| pool.0))
+        .chain(OSES.into_iter().filter(|o| !from_node_pools(o).is_empty()))
         .collect();
     fixed["clusterOperatingSystems"] = json!(oses);
     if !oses.contains(default_os) {
@@ -1490,6 +1682,18 @@ fn check_node_aware(
     let (with_setting, none) = evaluate(&fixed);
     prop_assert!(none.is_empty());
     let selectors = image_arch_affinity::nodes::selectors();
+    let pool_reads = calls
+        .iter()
+        .filter(|c| *c == common::NODE_POOLS_CALL)
+        .count();
+    prop_assert!(pool_reads <= 1, "{:?}", calls);
+    counts
+        .node_pool_reads
+        .set(counts.node_pool_reads.get() + pool_reads);
+    let calls: Vec<String> = calls
+        .into_iter()
+        .filter(|c| c != common::NODE_POOLS_CALL)
+        .collect();
     for call in &calls {
         let selector = call
             .strip_prefix("list_resources_all v1/Node ")
@@ -1573,7 +1777,8 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
     let _ = writeln!(
         std::io::stderr(),
         "readNodes decides as schedulableArchitectures, {what}: {} cases ({} rejected or warned, {} mutated; \
-         0/1/2/3 Node lists: {}/{}/{}/{}; {} clusters given the same architectures for each OS) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+         0/1/2/3 Node lists: {}/{}/{}/{}; {} clusters given the same architectures for each OS; NodePools listed in {}, \
+         adding architectures in {}) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.rejected.get(),
         counts.mutated.get(),
@@ -1582,11 +1787,20 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
         counts.lists[2].get(),
         counts.lists[3].get(),
         counts.symmetric.get(),
+        counts.node_pool_reads.get(),
+        counts.node_pools_used.get(),
         started.elapsed().as_secs_f64()
     );
     if let Err(error) = result {
         panic!("{error}\nseed {seed}: SCHEDULING_SEED={seed} cargo test --test scheduling");
     }
+    // A run where NodePools seldom mattered would judge them vacuously.
+    let cases = counts.cases.get();
+    assert!(
+        cases < 1000 || counts.node_pools_used.get() * 20 >= cases,
+        "NodePools added architectures in {} of {cases} cases (minimum 5%)",
+        counts.node_pools_used.get()
+    );
 }
 
 #[test]

@@ -304,6 +304,23 @@ fn evaluate_hostile(case: &Hostile) -> (Run, Vec<String>) {
         nodes.push(node);
     }
     let mut cluster = FixtureCluster::of(nodes);
+    // NodePools that name the same hostile values (requirements, labels, taints).
+    cluster.node_pools = Some(
+        case.nodes
+            .iter()
+            .enumerate()
+            .map(|(index, (os, arch, _))| {
+                let mut pool = node_pool(
+                    &format!("p{index}"),
+                    json!([{"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
+                           {"key": "kubernetes.io/os", "operator": "NotIn", "values": [os, 7]}]),
+                    json!([{"key": arch, "value": os, "effect": "NoSchedule"}]),
+                );
+                pool["spec"]["template"]["metadata"]["labels"] = json!({"kubernetes.io/os": os});
+                pool
+            })
+            .collect(),
+    );
     let settings = settings(
         json!({"readNodes": case.read_nodes, "pinWindowsBuild": case.pin_windows_build,
         "matchNodeLabels": ["zone"], "architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}}),
@@ -339,6 +356,9 @@ proptest! {
             prop_assert!(check_label_value(value).is_ok(), "patch value {:?} in {:?}", value, run.patch);
         }
         let selectors = nodes::selectors();
+        // The NodePool list, once, with no selector.
+        prop_assert!(calls.iter().filter(|c| *c == NODE_POOLS_CALL).count() <= 1, "{:?}", calls);
+        let calls: Vec<&String> = calls.iter().filter(|c| *c != NODE_POOLS_CALL).collect();
         for call in &calls {
             let selector = call.strip_prefix("list_resources_all v1/Node ").and_then(|c| c.split(" masks ").next());
             prop_assert!(selector.is_some_and(|s| selectors.iter().any(|k| k == s)), "selector of {}", call);

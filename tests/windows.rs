@@ -201,6 +201,11 @@ fn list(selector: &str) -> String {
     format!("list_resources_all v1/Node {selector} masks {MASKS}")
 }
 
+/// The NodePool list (a cluster without Karpenter answers not found).
+fn pools() -> String {
+    NODE_POOLS_CALL.to_string()
+}
+
 /// A Windows Node of `arch` reporting `build` (`None`: without the label).
 fn windows_node(name: &str, arch: &str, build: Option<&str>) -> Value {
     let mut node = node(name, "windows", arch);
@@ -246,7 +251,8 @@ fn with_nodes_read_images_covering_every_windows_build_pin_only_the_os_after_one
         [
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
-            list("kubernetes.io/os=linux")
+            list("kubernetes.io/os=linux"),
+            pools()
         ]
     );
 }
@@ -270,7 +276,8 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
         [
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
-            list("kubernetes.io/os=linux")
+            list("kubernetes.io/os=linux"),
+            pools()
         ]
     );
     // A Node without the label counts as another build: the Pod is pinned off it.
@@ -285,7 +292,7 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
     ]));
-    assert_eq!(cluster.calls.len(), 3);
+    assert_eq!(cluster.calls.len(), 4);
 }
 
 #[test]
@@ -306,7 +313,8 @@ fn with_nodes_read_no_node_of_an_image_build_rejects_naming_both() {
         cluster.calls,
         [
             list(OTHER_ARCH),
-            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)")
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
+            pools()
         ]
     );
     let mut cluster = FixtureCluster::of(vec![windows_node("win-1", "amd64", Some("10.0.17763"))]);
@@ -343,7 +351,8 @@ fn with_nodes_read_the_nodes_listed_for_the_architecture_pin_are_reused() {
         [
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
-            list("kubernetes.io/os=linux")
+            list("kubernetes.io/os=linux"),
+            pools()
         ]
     );
 }
@@ -368,7 +377,8 @@ fn with_nodes_read_an_autoscaled_windows_pool_pins_the_image_builds_unconfirmed(
         [
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
-            list("kubernetes.io/os=linux")
+            list("kubernetes.io/os=linux"),
+            pools()
         ]
     );
 }
@@ -381,7 +391,7 @@ fn with_nodes_read_images_without_os_version_read_no_build() {
     // And whether Linux Nodes exist (none).
     assert_eq!(
         cluster.calls,
-        [list(OTHER_ARCH), list("kubernetes.io/os=linux")]
+        [list(OTHER_ARCH), list("kubernetes.io/os=linux"), pools()]
     );
 }
 

@@ -299,6 +299,30 @@ pub struct FixtureCluster {
     pub calls: Vec<String>,
     /// The Nodes the answers held, in all.
     pub nodes_read: usize,
+    /// Karpenter's NodePools, as the API server serves them; `None`: Karpenter's CRDs are not
+    /// installed (the list fails as policy-server's discovery does).
+    pub node_pools: Option<Vec<Value>>,
+}
+
+/// The call that lists Karpenter's NodePools, as `FixtureCluster::calls` records it.
+pub const NODE_POOLS_CALL: &str = "list_resources_all karpenter.sh/v1/NodePool";
+
+/// policy-server's answer to the NodePool list in a cluster without Karpenter's CRDs (its
+/// discovery of `karpenter.sh/v1` fails).
+pub const NO_KARPENTER: &str = "Host error: error finding resource karpenter.sh/v1 / NodePool: \
+    ApiError: \"404 page not found\\n\": Failed to parse error data (ErrorResponse { status: \"404 Not Found\", \
+    message: \"\\\"404 page not found\\\\n\\\"\", reason: \"Failed to parse error data\", code: 404 })";
+
+/// A Karpenter NodePool, Ready, with these template requirements and taints.
+pub fn node_pool(name: &str, requirements: Value, taints: Value) -> Value {
+    json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+        "metadata": {"name": name, "uid": format!("uid-{name}"), "resourceVersion": "4711"},
+        "spec": {"template": {"spec": {"requirements": requirements, "taints": taints,
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}}},
+            "limits": {"cpu": "1000"}, "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized"}},
+        "status": {"conditions": [
+            {"type": "ValidationSucceeded", "status": "True"}, {"type": "NodeClassReady", "status": "True"},
+            {"type": "Ready", "status": "True"}]}})
 }
 
 /// A Node shaped like a real one (kubelet labels, a taint or a cordon when asked, status).
@@ -422,6 +446,25 @@ impl Cluster for FixtureCluster {
         Ok(json!({"apiVersion": "v1", "kind": "NodeList", "metadata": {"resourceVersion": "1"}, "items": items})
             .to_string()
             .into_bytes())
+    }
+
+    fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.calls.push(NODE_POOLS_CALL.to_string());
+        assert_eq!(masks, image_arch_affinity::node_pools::FIELD_MASKS);
+        if let Some(failure) = &self.failure {
+            if self.fail_from.is_none_or(|from| self.calls.len() > from) {
+                return Err(failure.clone());
+            }
+        }
+        match &self.node_pools {
+            None => Err(NO_KARPENTER.to_string()),
+            Some(pools) => Ok(
+                json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePoolList",
+                "metadata": {"resourceVersion": "1"}, "items": pools})
+                .to_string()
+                .into_bytes(),
+            ),
+        }
     }
 
     fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {

@@ -1,0 +1,414 @@
+//! Karpenter's NodePools (`karpenter.sh/v1`), as the node-aware mode (setting `readNodes`) reads
+//! them: Nodes that may exist. In a cluster autoscaled by Karpenter, the Nodes of an architecture
+//! are often none until a pending Pod needs one; a NodePool that can create them counts like
+//! Nodes of those architectures (docs/karpenter.md says why, from Karpenter's code):
+//!
+//! - Only a NodePool Karpenter provisions from counts: its `Ready` condition is `True`, it is not
+//!   being deleted, and it is not static (`spec.replicas`). One at its `spec.limits` counts (a
+//!   passing state, decided per scheduling pass).
+//! - What it can create: the (OS, architecture) pairs its template's requirements
+//!   (`spec.template.spec.requirements`, and its labels as `In [value]`) admit on
+//!   `kubernetes.io/os` and `kubernetes.io/arch` (or their beta keys). No requirement on the
+//!   architecture is any architecture the cloud provider offers: those `autoscaledArchitectures`
+//!   names for the OS where it names some, else every architecture (less those `NotIn` excludes).
+//!   No requirement on the OS is Linux and Windows.
+//! - A Pod uses it only when it tolerates every `NoSchedule` and `NoExecute` taint of its template
+//!   (`spec.template.spec.taints`; `startupTaints` need not be, `PreferNoSchedule` taints are
+//!   tolerated in the end), with its own tolerations and those `architectureTolerations` gives it
+//!   on that architecture.
+//!
+//! Everything read is untrusted: values that are no label value count for nothing, and NodePool
+//! values reach messages only (never a patch or a selector).
+
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
+use crate::resolve::host_error;
+use crate::settings::{check_label_value, Settings, Toleration};
+
+/// What the policy reads of a NodePool besides its metadata.
+pub const FIELD_MASKS: [&str; 5] = [
+    "spec.replicas",
+    "spec.template.metadata.labels",
+    "spec.template.spec.requirements",
+    "spec.template.spec.taints",
+    "status.conditions",
+];
+
+/// The values of a well-known label a NodePool's nodes may have.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Possible {
+    /// Any value, less these (`NotIn`).
+    Any { except: Architectures },
+    /// Only these.
+    Only(Architectures),
+}
+
+impl Possible {
+    fn and(self, other: Possible) -> Possible {
+        match (self, other) {
+            (Possible::Any { except: a }, Possible::Any { except: b }) => Possible::Any {
+                except: a.union(&b).cloned().collect(),
+            },
+            (Possible::Any { except }, Possible::Only(only))
+            | (Possible::Only(only), Possible::Any { except }) => {
+                Possible::Only(only.difference(&except).cloned().collect())
+            }
+            (Possible::Only(a), Possible::Only(b)) => {
+                Possible::Only(a.intersection(&b).cloned().collect())
+            }
+        }
+    }
+
+    /// The values among `any` (what "any value" stands for) this admits.
+    fn among(&self, any: &Architectures) -> Architectures {
+        match self {
+            Possible::Any { except } => any.difference(except).cloned().collect(),
+            Possible::Only(only) => only.clone(),
+        }
+    }
+}
+
+/// A taint of a NodePool's template that a Pod must tolerate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    pub effect: String,
+}
+
+/// One NodePool Karpenter provisions from, as the policy reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePool {
+    pub name: String,
+    pub os: Possible,
+    pub architecture: Possible,
+    /// Its `NoSchedule` and `NoExecute` taints.
+    pub taints: Vec<Taint>,
+}
+
+/// Reads the host's answer to the NodePool list: the NodePools Karpenter provisions from (the
+/// others are left out).
+pub fn parse_list(raw: &[u8]) -> Result<Vec<NodePool>, String> {
+    let list: Value = serde_json::from_slice(raw)
+        .map_err(|e| format!("the host's answer is not a NodePoolList: {e}"))?;
+    if !list.is_object() {
+        return Err("the host's answer is not a NodePoolList: no object".to_string());
+    }
+    let items = match &list["items"] {
+        Value::Array(items) => items.as_slice(),
+        Value::Null => &[],
+        _ => return Err("the host's answer is not a NodePoolList: items is no list".to_string()),
+    };
+    Ok(items.iter().filter_map(read_one).collect())
+}
+
+fn read_one(pool: &Value) -> Option<NodePool> {
+    let ready = pool["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True");
+    let deleting = !pool["metadata"]["deletionTimestamp"].is_null();
+    let static_pool = !pool["spec"]["replicas"].is_null();
+    if !ready || deleting || static_pool {
+        return None;
+    }
+    let template = &pool["spec"]["template"];
+    let mut os = Possible::Any {
+        except: Architectures::new(),
+    };
+    let mut architecture = os.clone();
+    let mut narrow = |key: &str, possible: Possible| match key {
+        platform::OS_LABEL | platform::BETA_OS_LABEL => os = os.clone().and(possible),
+        platform::ARCH_LABEL | platform::BETA_ARCH_LABEL => {
+            architecture = architecture.clone().and(possible)
+        }
+        _ => {}
+    };
+    if let Some(labels) = template["metadata"]["labels"].as_object() {
+        for (key, value) in labels {
+            narrow(
+                key,
+                Possible::Only(label_values(std::slice::from_ref(value))),
+            );
+        }
+    }
+    for requirement in template["spec"]["requirements"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let Some(key) = requirement["key"].as_str() else {
+            continue;
+        };
+        let values = label_values(
+            requirement["values"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default(),
+        );
+        let possible = match requirement["operator"].as_str() {
+            Some("In") => Possible::Only(values),
+            Some("NotIn") => Possible::Any { except: values },
+            Some("Exists") => Possible::Any {
+                except: Architectures::new(),
+            },
+            // DoesNotExist, the numeric operators and anything else: no node of a well-known
+            // label can have it (every instance type has an OS and an architecture).
+            _ => Possible::Only(Architectures::new()),
+        };
+        narrow(key, possible);
+    }
+    let taints = template["spec"]["taints"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|taint| {
+            let effect = taint["effect"].as_str()?;
+            matches!(effect, "NoSchedule" | "NoExecute").then(|| Taint {
+                key: taint["key"].as_str().unwrap_or_default().to_string(),
+                value: taint["value"].as_str().unwrap_or_default().to_string(),
+                effect: effect.to_string(),
+            })
+        })
+        .collect();
+    Some(NodePool {
+        name: pool["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        os,
+        architecture,
+        taints,
+    })
+}
+
+/// The label values of a list (those that are none match no node and are left out).
+fn label_values(values: &[Value]) -> Architectures {
+    values
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|value| !value.is_empty() && check_label_value(value).is_ok())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `toleration` tolerates `taint`, as Kubernetes' `Toleration.ToleratesTaint` decides.
+fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
+    if toleration
+        .effect
+        .as_deref()
+        .is_some_and(|effect| !effect.is_empty() && effect != taint.effect)
+    {
+        return false;
+    }
+    let key = toleration.key.as_deref().unwrap_or_default();
+    if !key.is_empty() && key != taint.key {
+        return false;
+    }
+    match toleration.operator.as_deref().unwrap_or("Equal") {
+        "Exists" => true,
+        "Equal" | "" => {
+            !key.is_empty() && toleration.value.as_deref().unwrap_or_default() == taint.value
+        }
+        _ => false,
+    }
+}
+
+/// The Pod's tolerations (those that are none are left out).
+pub fn pod_tolerations(pod: &Value) -> Vec<Toleration> {
+    pod["spec"]["tolerations"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| serde_json::from_value(t.clone()).ok())
+        .collect()
+}
+
+/// The architectures the `pools` can create nodes of for a Pod of `os` with `tolerations`: each
+/// pool's that the Pod tolerates it on (its own tolerations, and `architectureTolerations` of
+/// that architecture).
+pub fn architectures(
+    pools: &[NodePool],
+    os: &str,
+    tolerations: &[Toleration],
+    settings: &Settings,
+) -> Architectures {
+    let configured = settings.autoscaled(os);
+    let any = match configured.is_empty() {
+        true => platform::every_architecture(),
+        false => configured,
+    };
+    let every_os: Architectures = NODE_OPERATING_SYSTEMS
+        .iter()
+        .map(|o| o.to_string())
+        .collect();
+    let mut found = Architectures::new();
+    for pool in pools {
+        if !pool.os.among(&every_os).contains(os) {
+            continue;
+        }
+        for arch in pool.architecture.among(&any) {
+            let given = settings.architecture_tolerations.get(&arch);
+            let tolerated = pool.taints.iter().all(|taint| {
+                tolerations
+                    .iter()
+                    .chain(given.into_iter().flatten())
+                    .any(|toleration| tolerates(toleration, taint))
+            });
+            if tolerated {
+                found.insert(arch);
+            }
+        }
+    }
+    found
+}
+
+/// Whether a failed NodePool list means that no NodePool counts: Karpenter's CRDs are not
+/// installed (the host's discovery finds no `karpenter.sh/v1` `NodePool`), or the policy's
+/// `contextAwareResources` do not list NodePools (the operator has not let it read them; the
+/// host refuses the call).
+pub fn none_to_read(error: &str) -> bool {
+    let lower = error.to_ascii_lowercase();
+    lower.contains("cannot find resource")
+        || lower.contains("error finding resource")
+        || lower.contains("not found")
+        || lower.contains("404")
+        || lower.contains("has not been granted access to kubernetes karpenter.sh/v1/nodepool")
+}
+
+/// Every NodePool Karpenter provisions from: one list (`karpenter.sh/v1` `NodePool`,
+/// cluster-wide). None when Karpenter's CRDs are not installed or the policy may not read them
+/// (`none_to_read`); other errors are the host's.
+pub fn read(cluster: &mut dyn Cluster) -> Result<Vec<NodePool>, String> {
+    match cluster.list_node_pools(&FIELD_MASKS) {
+        Ok(raw) => parse_list(&raw),
+        Err(error) if none_to_read(&error) => Ok(Vec::new()),
+        Err(error) => Err(host_error(error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(values: &[&str]) -> Architectures {
+        values.iter().map(|v| v.to_string()).collect()
+    }
+
+    fn pool(spec: Value) -> Value {
+        json!({"metadata": {"name": "p"}, "spec": spec,
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    }
+
+    fn parse(pools: Vec<Value>) -> Vec<NodePool> {
+        parse_list(json!({"items": pools}).to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn requirements_and_labels_narrow_the_platforms() {
+        let pools = parse(vec![pool(json!({"template": {
+            "metadata": {"labels": {"kubernetes.io/os": "linux", "team": "a"}},
+            "spec": {"requirements": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64", "bad value"]},
+                {"key": "beta.kubernetes.io/arch", "operator": "NotIn", "values": ["amd64"]},
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]}}}))]);
+        assert_eq!(pools[0].os, Possible::Only(set(&["linux"])));
+        assert_eq!(pools[0].architecture, Possible::Only(set(&["arm64"])));
+        let settings = Settings::default();
+        assert_eq!(
+            architectures(&pools, "linux", &[], &settings),
+            set(&["arm64"])
+        );
+        assert_eq!(architectures(&pools, "windows", &[], &settings), set(&[]));
+    }
+
+    #[test]
+    fn no_requirement_is_any_architecture_of_either_os() {
+        let pools = parse(vec![pool(json!({"template": {"spec": {"requirements": [
+            {"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["s390x"]}]}}}))]);
+        let settings = Settings::default();
+        let linux = architectures(&pools, "linux", &[], &settings);
+        assert!(linux.contains("amd64") && linux.contains("ppc64le") && !linux.contains("s390x"));
+        assert_eq!(architectures(&pools, "windows", &[], &settings), linux);
+        // autoscaledArchitectures says what "any" is for its OS.
+        let settings: Settings = serde_json::from_value(json!({"readNodes": true,
+            "autoscaledArchitectures": [{"os": "linux", "architectures": ["amd64", "arm64", "s390x"]}]}))
+        .unwrap();
+        assert_eq!(
+            architectures(&pools, "linux", &[], &settings),
+            set(&["amd64", "arm64"])
+        );
+        // DoesNotExist and numeric operators on a well-known label: nothing.
+        let none = parse(vec![pool(json!({"template": {"spec": {"requirements": [
+            {"key": "kubernetes.io/os", "operator": "DoesNotExist"}]}}}))]);
+        assert_eq!(
+            architectures(&none, "linux", &[], &Settings::default()),
+            set(&[])
+        );
+    }
+
+    #[test]
+    fn only_ready_dynamic_pools_that_are_not_deleted_count() {
+        let mut not_ready = pool(json!({}));
+        not_ready["status"]["conditions"][0]["status"] = json!("False");
+        let mut deleting = pool(json!({}));
+        deleting["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        let static_pool = pool(json!({"replicas": 2}));
+        let no_status = json!({"metadata": {"name": "new"}, "spec": {}});
+        assert_eq!(parse(vec![not_ready, deleting, static_pool, no_status]), []);
+        assert_eq!(parse(vec![pool(json!({"limits": {"cpu": "0"}}))]).len(), 1);
+        assert!(parse_list(b"[]").is_err());
+        assert_eq!(parse_list(br#"{"items":null}"#).unwrap(), []);
+    }
+
+    #[test]
+    fn taints_must_be_tolerated_by_the_pod_or_the_architecture_tolerations() {
+        let pools = parse(vec![pool(json!({"template": {"spec": {
+            "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}],
+            "taints": [{"key": "arch", "value": "arm64", "effect": "NoSchedule"},
+                       {"key": "soft", "effect": "PreferNoSchedule"}],
+            "startupTaints": [{"key": "init", "effect": "NoSchedule"}]}}}))]);
+        let settings = Settings::default();
+        assert_eq!(architectures(&pools, "linux", &[], &settings), set(&[]));
+        let pod = json!({"spec": {"tolerations": [{"key": "arch", "operator": "Equal", "value": "arm64"}]}});
+        assert_eq!(
+            architectures(&pools, "linux", &pod_tolerations(&pod), &settings),
+            set(&["arm64"])
+        );
+        let wrong = json!({"spec": {"tolerations": [{"key": "arch", "value": "amd64"},
+            {"key": "arch", "operator": "Exists", "effect": "NoExecute"}]}});
+        assert_eq!(
+            architectures(&pools, "linux", &pod_tolerations(&wrong), &settings),
+            set(&[])
+        );
+        let settings: Settings = serde_json::from_value(json!({"readNodes": true,
+            "architectureTolerations": {"arm64": [{"key": "arch", "operator": "Exists"}]}}))
+        .unwrap();
+        assert_eq!(
+            architectures(&pools, "linux", &[], &settings),
+            set(&["arm64"])
+        );
+    }
+
+    #[test]
+    fn a_missing_crd_or_grant_is_no_node_pool() {
+        for error in [
+            "Host error: error finding resource karpenter.sh/v1 / NodePool: ApiError: 404 page not found",
+            "Cannot find resource karpenter.sh/v1/NodePool",
+            "Policy has not been granted access to Kubernetes karpenter.sh/v1/NodePool resources. \
+             The violation has been reported.",
+        ] {
+            assert!(none_to_read(error), "{error}");
+        }
+        assert!(!none_to_read("connection refused"));
+        assert!(!none_to_read(
+            "nodepools.karpenter.sh is forbidden: User \"system:serviceaccount:kubewarden:policy-server\" \
+             cannot list resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope"
+        ));
+    }
+}

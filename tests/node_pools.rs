@@ -1,0 +1,204 @@
+//! Karpenter's NodePools with `readNodes` (issue 32): a NodePool that can create nodes of an
+//! architecture counts like Nodes of it, for the Pods that tolerate its taints. Each case with
+//! the exact patch or message and host calls.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+const MASKS: &str = "status.nodeInfo.architecture,status.nodeInfo.operatingSystem";
+
+fn list(selector: &str) -> String {
+    format!("list_resources_all v1/Node {selector} masks {MASKS}")
+}
+
+/// Linux nodes of these architectures (as Karpenter's docs recommend, the NodePool names its OS).
+fn arch(values: &[&str]) -> Value {
+    json!([{"key": "kubernetes.io/arch", "operator": "In", "values": values},
+           {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}])
+}
+
+/// Two amd64 Linux Nodes and these NodePools.
+fn amd64_cluster(pools: Vec<Value>) -> FixtureCluster {
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("amd-2", "linux", "amd64"),
+    ]);
+    cluster.node_pools = Some(pools);
+    cluster
+}
+
+fn node_aware(cluster: &mut FixtureCluster, object: &Value, settings_json: Value) -> Run {
+    let mut settings_json = settings_json;
+    settings_json["readNodes"] = json!(true);
+    cluster.calls.clear();
+    run_in_cluster(
+        &mut FixtureRegistry::new(),
+        cluster,
+        "Pod",
+        "CREATE",
+        object,
+        &Value::Null,
+        &settings(settings_json),
+    )
+}
+
+#[test]
+fn an_arm64_pod_in_an_amd64_cluster_with_an_arm64_node_pool_at_zero_is_pinned() {
+    let mut cluster = amd64_cluster(vec![node_pool("graviton", arch(&["arm64"]), json!([]))]);
+    let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
+    let r = node_aware(&mut cluster, &arm, json!({}));
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
+            list("kubernetes.io/os=windows"),
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)"),
+            NODE_POOLS_CALL.to_string()
+        ]
+    );
+    // Without Karpenter (its CRDs not installed: the list fails as policy-server's discovery
+    // does), the same Pod is refused, as before.
+    cluster.node_pools = None;
+    let r = node_aware(&mut cluster, &arm, json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+         (setting readNodes: linux Nodes found of amd64)"
+    );
+    // A NodePool that is not Ready does not count.
+    let mut not_ready = node_pool("graviton", arch(&["arm64"]), json!([]));
+    not_ready["status"]["conditions"][2]["status"] = json!("False");
+    cluster.node_pools = Some(vec![not_ready]);
+    assert!(node_aware(&mut cluster, &arm, json!({}))
+        .rejection()
+        .starts_with("image-arch-affinity: the Pod's images all run only on arm64"));
+}
+
+#[test]
+fn a_node_pool_with_no_architecture_requirement_keeps_single_arch_pods_to_their_images() {
+    // Karpenter may launch any architecture for a pending Pod: an amd64-only Pod that every Node
+    // runs is pinned all the same, so that no arm64 node is created for it.
+    let mut cluster = amd64_cluster(vec![node_pool(
+        "default",
+        json!([{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]),
+        json!([]),
+    )]);
+    let amd = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let r = node_aware(&mut cluster, &amd, json!({}));
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    // Without it, every Node runs the Pod: unchanged, after the same Node lists.
+    cluster.node_pools = None;
+    node_aware(&mut cluster, &amd, json!({})).assert_accepted_unchanged();
+    assert_eq!(cluster.calls.last().unwrap(), NODE_POOLS_CALL);
+    // autoscaledArchitectures says what "any architecture" is on the cloud: amd64 only here.
+    // A NodePool that names no OS may create Windows nodes too (Karpenter picks any instance
+    // type the Pod admits): the Pod is pinned to its OS.
+    cluster.node_pools = Some(vec![node_pool("default", json!([]), json!([]))]);
+    let r = node_aware(
+        &mut cluster,
+        &amd,
+        json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["amd64"]}]}),
+    );
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
+}
+
+#[test]
+fn a_pod_uses_a_tainted_node_pool_only_when_it_tolerates_the_taint() {
+    let taint = json!([{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]);
+    let mut cluster = amd64_cluster(vec![node_pool("graviton", arch(&["arm64"]), taint)]);
+    let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
+    assert_eq!(
+        node_aware(&mut cluster, &arm, json!({})).rejection(),
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+         (setting readNodes: linux Nodes found of amd64)"
+    );
+    // Its own toleration, or the one architectureTolerations gives it on arm64.
+    let tolerating = pod(
+        &["ghcr.io/org/arm64-only:1"],
+        json!({"tolerations": [{"key": "kubernetes.io/arch", "operator": "Exists"}]}),
+    );
+    let r = node_aware(&mut cluster, &tolerating, json!({}));
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    let tolerations = json!({"architectureTolerations": {"arm64": [
+        {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}]}});
+    let r = node_aware(&mut cluster, &arm, tolerations);
+    r.assert_patch(json!([
+        add_annotation("arm64"),
+        add_required(&["arm64"]),
+        {"op": "add", "path": "/spec/tolerations", "value": [
+            {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}]}
+    ]));
+}
+
+#[test]
+fn a_windows_node_pool_makes_the_cluster_one_of_two_operating_systems() {
+    let mut cluster = amd64_cluster(vec![node_pool(
+        "windows",
+        json!([{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]},
+               {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        json!([]),
+    )]);
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({})),
+        json!({}),
+    );
+    r.assert_patch(json!([add_required_os(&[], "linux")]));
+}
+
+#[test]
+fn a_node_pool_list_that_fails_follows_on_lookup_failure() {
+    let mut cluster = amd64_cluster(vec![]);
+    cluster.failure = Some(
+        "Host error: nodepools.karpenter.sh is forbidden: User \"system:serviceaccount:kubewarden:policy-server\" \
+         cannot list resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope"
+            .to_string(),
+    );
+    // The three Node lists answer; the NodePool list fails.
+    cluster.fail_from = Some(3);
+    let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
+    // ignoreImage: decided as if the NodePools could create nodes of every OS and architecture:
+    // pinned to the images' (and the Pod's OS), with a warning (never refused for want of a node
+    // a NodePool may create).
+    let r = node_aware(&mut cluster, &arm, json!({}));
+    r.assert_patch(json!([
+        add_annotation("arm64"),
+        add_required_os(&["arm64"], "linux")
+    ]));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the cluster's Karpenter NodePools could not be read, so the Pod is decided as if \
+          they could create nodes of any OS and architecture: nodepools.karpenter.sh is forbidden: User \
+          \"system:serviceaccount:k … arpenter.sh\" at the cluster scope"]
+    );
+    let r = node_aware(&mut cluster, &arm, json!({"onLookupFailure": "reject"}));
+    assert!(r.rejection().starts_with(
+        "image-arch-affinity: cannot read the cluster's Karpenter NodePools: nodepools.karpenter.sh is forbidden"
+    ));
+    // A policy whose contextAwareResources do not list NodePools reads none: as before.
+    cluster.failure = Some(
+        "Policy has not been granted access to Kubernetes karpenter.sh/v1/NodePool resources. The violation has \
+         been reported."
+            .to_string(),
+    );
+    assert!(node_aware(&mut cluster, &arm, json!({}))
+        .rejection()
+        .starts_with("image-arch-affinity: the Pod's images all run only on arm64"));
+}
+
+#[test]
+fn multi_arch_images_covering_the_node_pools_need_no_pin() {
+    // A multi-arch index (amd64, arm64), amd64 Nodes, a NodePool of amd64 and arm64: every node
+    // that exists or may runs it.
+    let mut cluster = amd64_cluster(vec![node_pool(
+        "mixed",
+        arch(&["amd64", "arm64"]),
+        json!([]),
+    )]);
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(cluster.calls.len(), 3, "{:?}", cluster.calls);
+}
