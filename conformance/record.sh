@@ -171,13 +171,15 @@ readnodes=(--allow-context-aware --settings-json '{"readNodes":true}')
 N=registry.example.com
 { oci $N/multi:1.0 linux/amd64 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
-  list_nodes "kubernetes.io/os=windows" "$EMPTY"; } >"$S"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  no_karpenter; } >"$S"
 pod_request "$(containers $N/multi:1.0)"
 record nodes-covered "readNodes: a multi-arch Pod left unpinned after one list that selects no Node and an empty Windows list" --session "$S" "${readnodes[@]}"
 { oci $N/amd64-only:1.0 linux/amd64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$S"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
+  no_karpenter; } >"$S"
 pod_request "$(containers $N/amd64-only:1.0)"
 record nodes-pinned "readNodes: an amd64-only Pod pinned after the two lists of its OS (and an empty Windows one)" --session "$S" "${readnodes[@]}"
 { oci $N/amd64-only:1.0 linux/amd64
@@ -187,7 +189,8 @@ record nodes-pinned "readNodes: an amd64-only Pod pinned after the two lists of 
 record nodes-other-os "readNodes: an amd64-only Pod in a cluster with an untainted Windows amd64 Node: pinned to amd64 and linux" --session "$S" "${readnodes[@]}"
 { oci $N/linux-windows:1.0 linux/amd64 linux/arm64 windows/amd64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
-  list_nodes "kubernetes.io/os=windows" "$( (win_nodes; node win-2 windows arm64) | node_list)"; } >"$S"
+  list_nodes "kubernetes.io/os=windows" "$( (win_nodes; node win-2 windows arm64) | node_list)"
+  no_karpenter; } >"$S"
 pod_request "$(containers $N/linux-windows:1.0)"
 record nodes-linux-and-windows-images "readNodes: an index of Linux (amd64, arm64) and Windows (amd64) builds, Windows amd64 and arm64 Nodes: one term per OS" --session "$S" "${readnodes[@]}"
 oci $N/linux-windows:1.0 linux/amd64 linux/arm64 windows/amd64 >"$S"
@@ -196,15 +199,26 @@ record pin-linux-and-windows-images "clusterOperatingSystems: an index of Linux 
 { oci $N/s390x-only:1.0 linux/s390x
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)" "$( (amd_nodes; arm_nodes) | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (s390x)" "$EMPTY"; } >"$S"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (s390x)" "$EMPTY"
+  no_karpenter; } >"$S"
 pod_request "$(containers $N/s390x-only:1.0)"
 record nodes-absent-architecture "readNodes: images that run on no Node: rejected" --session "$S" "${readnodes[@]}"
 { oci $N/arm64-only:1.0 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
-  list_nodes "kubernetes.io/os=windows" "$EMPTY"; } >"$S"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  no_karpenter; } >"$S"
 pod_request "$(containers $N/arm64-only:1.0)"
 record nodes-autoscaled-pool "readNodes: an autoscaled arm64 pool at zero Nodes: pinned" --session "$S" \
   --allow-context-aware --settings-json '{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
+{ oci $N/arm64-only:1.0 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY"
+  list_pools "$( (node_pool default '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]'
+    node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]},{"key":"karpenter.sh/capacity-type","operator":"In","values":["spot","on-demand"],"minValues":1}]'
+    node_pool gpu '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]}]' '[{"key":"nvidia.com/gpu","value":"true","effect":"NoSchedule"}]') | pool_list)"; } >"$S"
+pod_request "$(containers $N/arm64-only:1.0)"
+record nodes-karpenter-pool "readNodes: a Karpenter NodePool of arm64 at zero Nodes (beside an amd64 one and a tainted one): pinned to arm64" --session "$S" "${readnodes[@]}"
 { get_node arm-2 "$(arm_nodes | tail -n 1 | masked)"
   oci $N/amd64-only:1.0 linux/amd64; } >"$S"
 pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$N'/amd64-only:1.0"}]}'
@@ -232,19 +246,22 @@ record nodes-not-allowed "readNodes without --allow-context-aware: the host refu
 { oci $N/multi:1.0 linux/amd64 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"; } >"$S"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
+  no_karpenter; } >"$S"
 pod_request "$(containers $N/multi:1.0 | jq -c '. + {nodeSelector: {"kubernetes.io/arch": "arm64"}}')"
 record nodes-can-only-wait "readNodes: a Pod whose nodeSelector asks for arm64 in a cluster of amd64 Nodes: refused" --session "$S" "${readnodes[@]}"
 { oci $N/multi:1.0 linux/amd64 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$( (node s390x-1 linux s390x) | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"; } >"$S"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"
+  no_karpenter; } >"$S"
 pod_request "$(containers $N/multi:1.0)"
 record nodes-pin-cut-to-cluster "readNodes: a multi-arch Pod in a cluster of amd64 and s390x Nodes: pinned to amd64 only" --session "$S" "${readnodes[@]}"
 { oci_windows $N/win-2022:1.0 10.0.20348.2527
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY"
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch in (amd64)" "$( (node win-2 windows amd64 '{"metadata":{"labels":{"node.kubernetes.io/windows-build":"10.0.17763"}}}'; win_nodes) | node_list)"
-  list_nodes "kubernetes.io/os=linux" "$EMPTY"; } >"$S"
+  list_nodes "kubernetes.io/os=linux" "$EMPTY"
+  no_karpenter; } >"$S"
 pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$N'/win-2022:1.0"}]}'
 record nodes-windows-builds "readNodes, pinWindowsBuild: Windows Nodes of two builds, read with the fixed selectors: pinned to the image's" --session "$S" \
   --allow-context-aware --settings-json '{"readNodes":true,"pinWindowsBuild":true}'

@@ -72,6 +72,56 @@ list_fails() {
     "$1" "$MASKS_YAML" "$2"
 }
 
+# The field masks the policy sends with the NodePool list (src/node_pools.rs FIELD_MASKS).
+POOL_MASKS_YAML='    field_masks:
+    - spec.replicas
+    - spec.template.metadata.labels
+    - spec.template.spec.requirements
+    - spec.template.spec.taints
+    - status.conditions'
+
+# node_pool NAME REQUIREMENTS_JSON [TAINTS_JSON]: a Ready Karpenter NodePool (karpenter.sh/v1) as
+# the API server serves it.
+node_pool() {
+  jq -nc --arg n "$1" --argjson req "$2" --argjson taints "${3:-[]}" '{
+    apiVersion: "karpenter.sh/v1", kind: "NodePool",
+    metadata: {name: $n, uid: ("9a1e-" + $n), resourceVersion: "48213", generation: 1,
+      creationTimestamp: "2026-10-01T08:00:00Z", annotations: {"karpenter.sh/nodepool-hash": "1234567890"},
+      managedFields: [{manager: "kubectl", operation: "Apply", apiVersion: "karpenter.sh/v1"}]},
+    spec: {template: {metadata: {labels: {team: "platform"}},
+        spec: {requirements: $req, taints: $taints, expireAfter: "720h",
+          nodeClassRef: {group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "default"}}},
+      limits: {cpu: "1000"}, disruption: {consolidationPolicy: "WhenEmptyOrUnderutilized", consolidateAfter: "1m",
+        budgets: [{nodes: "10%"}]}},
+    status: {resources: {cpu: "0", nodes: "0"}, conditions: [
+      {type: "ValidationSucceeded", status: "True", reason: "ValidationSucceeded", lastTransitionTime: "2026-10-01T08:00:05Z"},
+      {type: "NodeClassReady", status: "True", reason: "NodeClassReady", lastTransitionTime: "2026-10-01T08:00:05Z"},
+      {type: "Ready", status: "True", reason: "Ready", lastTransitionTime: "2026-10-01T08:00:05Z"}]}}'
+}
+
+# pool_list: a NodePoolList of the NodePools on stdin (one per line), masked as the host masks
+# them: metadata whole but managedFields, and the masked fields.
+pool_list() {
+  jq -c '{apiVersion, kind, metadata: (.metadata | del(.managedFields)),
+    spec: {template: {metadata: {labels: .spec.template.metadata.labels},
+      spec: {requirements: .spec.template.spec.requirements, taints: .spec.template.spec.taints}}},
+    status: {conditions: .status.conditions}}' |
+    jq -sc '{apiVersion: "karpenter.sh/v1", kind: "NodePoolList", metadata: {resourceVersion: "48213"}, items: .}'
+}
+
+# list_pools PAYLOAD: the exchange of a kubernetes/list_resources_all on karpenter.sh/v1 NodePool.
+list_pools() {
+  printf -- "- type: Exchange\n  request: |\n    !KubernetesListResourceAll\n    api_version: karpenter.sh/v1\n    kind: NodePool\n    label_selector: null\n    field_selector: null\n%s\n  response:\n    type: Success\n    payload: '%s'\n" \
+    "$POOL_MASKS_YAML" "$1"
+}
+
+# no_karpenter: the NodePool list in a cluster without Karpenter's CRDs, as policy-server answers
+# it (its discovery of karpenter.sh/v1 finds nothing).
+no_karpenter() {
+  printf -- "- type: Exchange\n  request: |\n    !KubernetesListResourceAll\n    api_version: karpenter.sh/v1\n    kind: NodePool\n    label_selector: null\n    field_selector: null\n%s\n  response:\n    type: Error\n    message: '%s'\n" \
+    "$POOL_MASKS_YAML" 'error finding resource karpenter.sh/v1 / NodePool: ApiError: "404 page not found\n": Failed to parse error data (ErrorResponse { status: "404 Not Found", message: "\"404 page not found\\n\"", reason: "Failed to parse error data", code: 404 })'
+}
+
 # get_node NAME PAYLOAD: the exchange of a kubernetes/get_resource of one Node.
 get_node() {
   printf -- "- type: Exchange\n  request: |\n    !KubernetesGetResource\n    api_version: v1\n    kind: Node\n    name: %s\n    namespace: null\n    disable_cache: false\n%s\n  response:\n    type: Success\n    payload: '%s'\n" \
