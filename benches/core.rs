@@ -5,6 +5,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use image_arch_affinity::cluster::Cluster;
 use image_arch_affinity::policy::{self, Request};
 use image_arch_affinity::registry::Registry;
 use image_arch_affinity::Payload;
@@ -20,6 +21,73 @@ impl Registry for Memory {
     }
     fn manifest_and_config(&mut self, _image: &str) -> Result<Vec<u8>, String> {
         Err("not used".into())
+    }
+}
+
+/// A cluster of three amd64 Linux Nodes (answers to the policy's fixed selectors), and
+/// `node_pools` Karpenter NodePools (`None`: Karpenter's CRDs not installed).
+struct Answers {
+    nodes: Vec<u8>,
+    empty: Vec<u8>,
+    node_pools: Option<Vec<u8>>,
+}
+
+impl Answers {
+    fn new(node_pools: Option<usize>) -> Answers {
+        let node = |i: usize| {
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("amd-{i}"),
+                "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}},
+                "status": {"nodeInfo": {"architecture": "amd64", "operatingSystem": "linux"}}})
+        };
+        let list = |items: Vec<Value>| {
+            serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "NodeList", "items": items}))
+                .unwrap()
+        };
+        // All amd64 but the last, of ppc64le; each names its OS and has a taint-free template.
+        let pool = |i: usize, arch: &str| {
+            json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": format!("pool-{i}")},
+                "spec": {"template": {"metadata": {"labels": {"team": format!("t{i}")}}, "spec": {"requirements": [
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
+                    {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
+                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}],
+                    "taints": []}}},
+                "status": {"conditions": [{"type": "ValidationSucceeded", "status": "True"},
+                    {"type": "NodeClassReady", "status": "True"}, {"type": "Ready", "status": "True"}]}})
+        };
+        Answers {
+            nodes: list((0..3).map(node).collect()),
+            empty: list(Vec::new()),
+            node_pools: node_pools.map(|n| {
+                let items: Vec<Value> = (0..n)
+                    .map(|i| pool(i, if i + 1 == n { "ppc64le" } else { "amd64" }))
+                    .collect();
+                serde_json::to_vec(&json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePoolList", "items": items}))
+                    .unwrap()
+            }),
+        }
+    }
+}
+
+impl Cluster for Answers {
+    fn list_nodes(&mut self, selector: &str, _masks: &[&str]) -> Result<Vec<u8>, String> {
+        let amd64 = match selector.split_once(" ") {
+            _ if selector.contains("windows") => false,
+            Some((_, rest)) if rest.starts_with("notin") => !rest.contains("amd64"),
+            Some((_, rest)) => rest.contains("amd64"),
+            None => true,
+        };
+        Ok(match amd64 {
+            true => self.nodes.clone(),
+            false => self.empty.clone(),
+        })
+    }
+    fn get_node(&mut self, _name: &str, _masks: &[&str]) -> Result<Vec<u8>, String> {
+        Err("not used".into())
+    }
+    fn list_node_pools(&mut self, _masks: &[&str]) -> Result<Vec<u8>, String> {
+        self.node_pools
+            .clone()
+            .ok_or_else(|| "error finding resource karpenter.sh/v1 / NodePool: 404".to_string())
     }
 }
 
@@ -160,6 +228,49 @@ fn main() {
             decide.as_secs_f64() * 1e6,
             write.as_secs_f64() * 1e6,
             whole.as_secs_f64() * 1e6
+        );
+    }
+    // readNodes: three amd64 Nodes, an index of amd64, arm64 and s390x builds. Without Karpenter
+    // the NodePool list fails as not found (accepted: every Node runs it); with 20 NodePools (one
+    // of ppc64le, which no image runs on) the Pod is pinned to amd64. The host's answers come
+    // from memory: this is the policy's own work.
+    println!();
+    println!("| readNodes case (native, answers from memory) | decide |");
+    println!("|---|---|");
+    let node_aware = payload_with(3, 3, json!({"readNodes": true}));
+    let parsed: Payload = serde_json::from_slice(&node_aware).unwrap();
+    let pod = parsed.request.object.as_ref().unwrap();
+    for (name, node_pools) in [
+        ("3 amd64 Nodes, no Karpenter", None),
+        ("3 amd64 Nodes, 20 NodePools", Some(20)),
+    ] {
+        let mut registry = Memory {
+            index: index.clone(),
+        };
+        let mut cluster = Answers::new(node_pools);
+        let mut decide_once = |cluster: &mut Answers| {
+            policy::evaluate(
+                Request {
+                    kind: &parsed.request.kind.kind,
+                    operation: &parsed.request.operation,
+                    sub_resource: &parsed.request.sub_resource,
+                    object: pod.view.clone(),
+                    old_object: &Value::Null,
+                },
+                &parsed.settings,
+                &mut registry,
+                cluster,
+            )
+        };
+        let decide = time(iterations, || decide_once(&mut cluster));
+        let verdict = match decide_once(&mut cluster).verdict {
+            policy::Verdict::Mutate(_) => "pinned",
+            policy::Verdict::Accept => "accepted",
+            policy::Verdict::Reject(_) => "rejected",
+        };
+        println!(
+            "| {name} ({verdict}) | {:.1} µs |",
+            decide.as_secs_f64() * 1e6
         );
     }
 }

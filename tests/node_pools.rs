@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use image_arch_affinity::policy::Verdict;
 use serde_json::{json, Value};
 
 const MASKS: &str = "status.nodeInfo.architecture,status.nodeInfo.operatingSystem";
@@ -201,4 +202,55 @@ fn multi_arch_images_covering_the_node_pools_need_no_pin() {
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
     r.assert_accepted_unchanged();
     assert_eq!(cluster.calls.len(), 3, "{:?}", cluster.calls);
+}
+
+#[test]
+fn host_calls_in_a_5000_node_cluster_with_20_node_pools() {
+    // 2,500 amd64 and 2,500 arm64 Linux Nodes; 20 NodePools: 18 of amd64 or arm64, one of s390x,
+    // one tainted of Windows amd64.
+    let nodes: Vec<Value> = (0..5000)
+        .map(|i| {
+            let arch = if i % 2 == 0 { "amd64" } else { "arm64" };
+            node(&format!("n{i}"), "linux", arch)
+        })
+        .collect();
+    let mut pools: Vec<Value> = (0..18)
+        .map(|i| {
+            let a = if i % 2 == 0 { "amd64" } else { "arm64" };
+            node_pool(&format!("p{i}"), arch(&[a]), json!([]))
+        })
+        .collect();
+    pools.push(node_pool("mainframe", arch(&["s390x"]), json!([])));
+    pools.push(node_pool(
+        "windows",
+        json!([{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]),
+        json!([{"key": "os", "value": "windows", "effect": "NoSchedule"}]),
+    ));
+    let mut cluster = FixtureCluster::of(nodes);
+    cluster.node_pools = Some(pools);
+    let mut reads = |object: &Value| {
+        cluster.nodes_read = 0;
+        let r = node_aware(&mut cluster, object, json!({}));
+        (r.decision.verdict, cluster.calls.clone(), cluster.nodes_read)
+    };
+    // Images of amd64 and arm64: the s390x NodePool may create nodes they do not run on.
+    let (verdict, calls, read) = reads(&pod(&["multi:1"], json!({})));
+    assert!(matches!(verdict, Verdict::Mutate(_)));
+    assert_eq!(
+        calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
+            list("kubernetes.io/os=windows"),
+            NODE_POOLS_CALL.to_string()
+        ]
+    );
+    assert_eq!(read, 0);
+    // amd64 only: pinned by the Nodes already, but a NodePool of Windows would pin it to Linux
+    // too: read (the tainted Windows one does not count for it, so the pin stays the Nodes').
+    let amd = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let (_, calls, read) = reads(&amd);
+    assert_eq!((calls.len(), read), (4, 5000));
+    assert_eq!(calls[3], NODE_POOLS_CALL);
+    node_aware(&mut cluster, &amd, json!({}))
+        .assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
 }
