@@ -30,21 +30,6 @@ fn amd64_cluster(pools: Vec<Value>) -> FixtureCluster {
     cluster
 }
 
-fn node_aware(cluster: &mut FixtureCluster, object: &Value, settings_json: Value) -> Run {
-    let mut settings_json = settings_json;
-    settings_json["readNodes"] = json!(true);
-    cluster.calls.clear();
-    run_in_cluster(
-        &mut FixtureRegistry::new(),
-        cluster,
-        "Pod",
-        "CREATE",
-        object,
-        &Value::Null,
-        &settings(settings_json),
-    )
-}
-
 #[test]
 fn an_arm64_pod_in_an_amd64_cluster_with_an_arm64_node_pool_at_zero_is_pinned() {
     let mut cluster = amd64_cluster(vec![node_pool("graviton", arch(&["arm64"]), json!([]))]);
@@ -231,7 +216,11 @@ fn host_calls_in_a_5000_node_cluster_with_20_node_pools() {
     let mut reads = |object: &Value| {
         cluster.nodes_read = 0;
         let r = node_aware(&mut cluster, object, json!({}));
-        (r.decision.verdict, cluster.calls.clone(), cluster.nodes_read)
+        (
+            r.decision.verdict,
+            cluster.calls.clone(),
+            cluster.nodes_read,
+        )
     };
     // Images of amd64 and arm64: the s390x NodePool may create nodes they do not run on.
     let (verdict, calls, read) = reads(&pod(&["multi:1"], json!({})));

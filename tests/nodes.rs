@@ -36,20 +36,6 @@ fn mixed() -> FixtureCluster {
     ])
 }
 
-fn node_aware(cluster: &mut FixtureCluster, object: &Value, settings_json: Value) -> Run {
-    let mut settings_json = settings_json;
-    settings_json["readNodes"] = json!(true);
-    run_in_cluster(
-        &mut FixtureRegistry::new(),
-        cluster,
-        "Pod",
-        "CREATE",
-        object,
-        &Value::Null,
-        &settings(settings_json),
-    )
-}
-
 #[test]
 fn images_covering_every_node_architecture_pin_only_the_os_after_one_empty_list() {
     // The Windows Node makes the cluster one of two OSes: the Linux Pod is kept to Linux Nodes.

@@ -485,6 +485,21 @@ impl Cluster for FixtureCluster {
     }
 }
 
+/// `run_in_cluster` of a Pod CREATE with `readNodes: true` added to `settings_json`.
+pub fn node_aware(cluster: &mut FixtureCluster, object: &Value, settings_json: Value) -> Run {
+    let mut settings_json = settings_json;
+    settings_json["readNodes"] = json!(true);
+    run_in_cluster(
+        &mut FixtureRegistry::new(),
+        cluster,
+        "Pod",
+        "CREATE",
+        object,
+        &Value::Null,
+        &settings(settings_json),
+    )
+}
+
 /// One evaluation in a cluster (read only with `readNodes`): the whole object and the sparse
 /// reading, which must decide alike after the same host calls.
 pub fn run_in_cluster(
