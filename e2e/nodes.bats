@@ -45,6 +45,7 @@ evaluate() {
   oci $R/multi:1.0 linux/amd64 linux/arm64 >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   pod_request "$(containers $R/multi:1.0)"
   evaluate
   [ "$(allowed)" = true ]
@@ -55,6 +56,7 @@ evaluate() {
   oci $R/multi:1.0 linux/amd64 linux/arm64 >"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   evaluate
   [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
 }
@@ -74,6 +76,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_patch amd64)" ]
@@ -118,6 +121,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (s390x)" "$( (amd_nodes; arm_nodes) | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (s390x)" "$EMPTY" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   pod_request "$(containers $R/s390x-only:1.0)"
   evaluate
   [ "$(allowed)" = false ]
@@ -128,6 +132,7 @@ evaluate() {
   oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   pod_request "$(containers $R/arm64-only:1.0)"
   SETTINGS='{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
   evaluate
@@ -142,10 +147,50 @@ evaluate() {
   [ "$(patch)" = "$(pin_os_patch linux arm64)" ]
 }
 
+@test "a Karpenter NodePool of arm64 at zero Nodes: an arm64-only Pod is pinned; a tainted one it does not tolerate does not count" {
+  # conformance case nodes-karpenter-pool: amd64 Nodes only, no Windows Node, none of arm64; the
+  # Nodes alone would refuse the Pod, so the NodePools are read (after the Node lists).
+  default_pool() { node_pool default '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]'; }
+  graviton_pool() { node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]},{"key":"karpenter.sh/capacity-type","operator":"In","values":["spot","on-demand"],"minValues":1}]'; }
+  gpu_pool() { node_pool gpu '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]}]' '[{"key":"nvidia.com/gpu","value":"true","effect":"NoSchedule"}]'; }
+  oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY" >>"$SESSION"
+  list_pools "$( (default_pool; graviton_pool; gpu_pool) | pool_list)" >>"$SESSION"
+  pod_request "$(containers $R/arm64-only:1.0)"
+  evaluate
+  [ "$(allowed)" = true ]
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(pin_patch arm64)" ]
+  # Without the graviton NodePool, the arm64 one left is tainted (nvidia.com/gpu) and the Pod does
+  # not tolerate it: refused as in a cluster without NodePools.
+  oci $R/arm64-only:1.0 linux/arm64 >"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY" >>"$SESSION"
+  list_pools "$( (default_pool; gpu_pool) | pool_list)" >>"$SESSION"
+  evaluate
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 (setting readNodes: linux Nodes found of amd64; Karpenter NodePools can create amd64)" ]
+  # A Pod that tolerates the taint counts it: pinned to arm64, and to linux (the gpu NodePool
+  # names no OS: Karpenter may create Windows nodes from it).
+  oci $R/arm64-only:1.0 linux/arm64 >"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY" >>"$SESSION"
+  list_pools "$( (default_pool; gpu_pool) | pool_list)" >>"$SESSION"
+  pod_request '{"containers":[{"name":"c","image":"'$R'/arm64-only:1.0"}],"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]}'
+  evaluate
+  [ "$(warnings)" = null ]
+  [ "$(patch)" = "$(pin_os_patch linux arm64)" ]
+}
+
 @test "a Windows Pod reads the Windows Nodes, then the Linux ones: pinned to windows beside Linux Nodes; a nodeSelector on windows reads no Linux list" {
   oci $R/windows:1.0 windows/amd64 >>"$SESSION"
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux" "$(amd_nodes | node_list)" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   pod_request '{"os":{"name":"windows"},"containers":[{"name":"c","image":"'$R'/windows:1.0"}]}'
   evaluate
   [ "$(warnings)" = null ]
@@ -155,11 +200,13 @@ evaluate() {
   oci $R/windows:1.0 windows/amd64 >"$SESSION"
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux" "$EMPTY" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   evaluate
   [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
   # The usual nodeSelector kubernetes.io/os: windows keeps it off Linux Nodes: no Linux list.
   oci $R/windows:1.0 windows/amd64 >"$SESSION"
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   pod_request '{"os":{"name":"windows"},"nodeSelector":{"kubernetes.io/os":"windows"},"containers":[{"name":"c","image":"'$R'/windows:1.0"}]}'
   evaluate
   [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
@@ -241,12 +288,14 @@ evaluate() {
   [ "$(message)" = "image-arch-affinity: cannot read the cluster's linux Nodes: Get \"https://10.96.0.1:443/api/v1/nodes?labelSelector=kubernetes.io%2Fos%3Dlinux\": dial tcp 10.96.0.1:443: connect: connection refused (setting onLookupFailure: reject)" ]
   # The Linux Nodes read, the Windows list failing: ignoreImage pins the Pod to linux as well, with
   # a warning; reject refuses it (the Nodes of amd64 read all the same: without any, the refusal
-  # would be that no Node runs the images).
+  # would be that no Node runs the images). Under ignoreImage the NodePools are read after the
+  # Node lists (the warning differs from a cluster whose pools could create Windows nodes).
   local refused_windows='Get "https://10.96.0.1:443/api/v1/nodes?labelSelector=kubernetes.io%2Fos%3Dwindows": dial tcp 10.96.0.1:443: connect: connection refused'
   oci $R/amd64-only:1.0 linux/amd64 >"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)" >>"$SESSION"
   list_fails "kubernetes.io/os=windows" "$refused_windows" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   SETTINGS='{"readNodes":true}'
   evaluate
   [ "$(patch)" = "$(pin_os_patch linux amd64)" ]
@@ -298,10 +347,12 @@ big_cluster() {
   [ "$(linux amd64 | wc -l)" -eq 2250 ]
   [ "$(linux arm64 | wc -l)" -eq 2250 ]
   # Covered: the Linux selector matches none of the 5,000 Nodes, the answer is the 3-node
-  # cluster's; the 500 Windows Nodes are read whole (masked), to pin the Pod to linux.
+  # cluster's; the 500 Windows Nodes are read whole (masked), to pin the Pod to linux; then the
+  # NodePool list (no Karpenter).
   oci $R/multi:1.0 linux/amd64 linux/arm64 >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$(windows | node_list)" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   echo "# 5,000-node session, multi-arch Pod (500 Nodes read): $(stat -c %s "$SESSION") bytes" >&3
   pod_request "$(containers $R/multi:1.0)"
   evaluate
@@ -357,16 +408,18 @@ bench_mean_us() {
       "$(jq -c 'select(.metadata.labels["kubernetes.io/arch"] == "arm64")' "$nodes" | node_list)"
     list_nodes "kubernetes.io/os=windows" "$EMPTY"
     list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" \
-      "$(jq -c 'select(.metadata.labels["kubernetes.io/arch"] == "amd64")' "$nodes" | node_list)"; } >"$one"
+      "$(jq -c 'select(.metadata.labels["kubernetes.io/arch"] == "amd64")' "$nodes" | node_list)"
+    no_karpenter; } >"$one"
   big=$(measure)
   # 3 Nodes: every evaluation from the session.
   { oci $R/amd64-only:1.0 linux/amd64
     list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | head -n 1 | node_list)"
     list_nodes "kubernetes.io/os=windows" "$EMPTY"
-    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$one"
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
+    no_karpenter; } >"$one"
   for _ in $(seq 1 5200); do cat "$one"; done >"$SESSION"
   small=$(bench_mean_us "$SESSION")
-  echo "# kwctl bench, amd64-only Pod pinned (3 Node lists, the Windows one empty): 5,000 Nodes ${big} µs, 3 Nodes ${small} µs per evaluation" >&3
+  echo "# kwctl bench, amd64-only Pod pinned (3 Node lists, the Windows one empty, and the NodePool list of a cluster without Karpenter): 5,000 Nodes ${big} µs, 3 Nodes ${small} µs per evaluation" >&3
   [ "$big" -gt 0 ]
 }
 
@@ -392,12 +445,14 @@ bench() {
   pod_request "$(containers $R/multi:1.0)"
   covered=$( { oci $R/multi:1.0 linux/amd64 linux/arm64
     list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
-    list_nodes "kubernetes.io/os=windows" "$EMPTY"; } | bench)
+    list_nodes "kubernetes.io/os=windows" "$EMPTY"
+    no_karpenter; } | bench)
   pod_request "$(containers $R/amd64-only:1.0)"
   pinned=$( { oci $R/amd64-only:1.0 linux/amd64
     list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | head -n 1 | node_list)"
     list_nodes "kubernetes.io/os=windows" "$EMPTY"
-    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } | bench)
+    list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
+    no_karpenter; } | bench)
   SETTINGS='{}'
   without=$(oci $R/amd64-only:1.0 linux/amd64 | bench)
   echo "# kwctl bench (min mean max): covered, any cluster size: $covered; pinned, 3 Nodes: $pinned; without readNodes: $without" >&3
@@ -458,6 +513,7 @@ bench() {
   list_nodes "$OTHER" "$EMPTY" >>"$SESSION"
   list_nodes "$AMD64" "$(win_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux" "$EMPTY" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$R'/win-2022:1.0"}]}'
   evaluate
   [ "$RESPONSE" = '{"uid":"e2e","allowed":true,"auditAnnotations":null,"warnings":null}' ]
@@ -466,6 +522,7 @@ bench() {
   list_nodes "$OTHER" "$EMPTY" >>"$SESSION"
   list_nodes "$AMD64" "$( (win_2019; win_nodes) | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux" "$EMPTY" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(jq -nc '[
@@ -477,6 +534,7 @@ bench() {
   oci_windows $R/win-2022:1.0 10.0.20348.2527 >"$SESSION"
   list_nodes "$OTHER" "$EMPTY" >>"$SESSION"
   list_nodes "$AMD64" "$(win_2019 | node_list)" >>"$SESSION"
+  no_karpenter >>"$SESSION"
   evaluate
   [ "$(message)" = "image-arch-affinity: no Windows amd64 Node has an OS build of the Pod's images: images 10.0.20348; Nodes 10.0.17763 (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes)" ]
 }
