@@ -39,9 +39,10 @@ for component in rustfmt clippy; do
   rustup component list --installed | grep -q "^$component" || rustup component add "$component"
 done
 
-# k8s-judge/ (make k8s-test, make k8s-e2e) is a Go module on Kubernetes 1.37, which needs Go 1.26
-# (go.mod's go line); our machines have it. Debian's golang-go is older: there is nothing to
-# install here, only a clear stop.
+# k8s-judge/ (make k8s-test, make k8s-e2e) is a Go module on Kubernetes 1.37 and Karpenter
+# v1.15.0, which needs Go 1.26.9: a Go >= 1.26 on PATH starts it, and GOTOOLCHAIN=go1.27.3 (.ci/run,
+# scripts/k8s-test.sh) has the go command take that toolchain from the module proxy. Debian's
+# golang-go is older: there is nothing to install here, only a clear stop.
 go_version=$(go env GOVERSION 2>/dev/null || true)
 if [ -z "$go_version" ] || [ "$(printf '%s\n%s\n' go1.26 "$go_version" | sort -V | head -n 1)" != go1.26 ]; then
   log "k8s-judge needs Go >= 1.26 on PATH (found: ${go_version:-none}); install it from go.dev/dl"
