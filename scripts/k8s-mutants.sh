@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# k8s-judge needs Go 1.26.9 (Karpenter v1.15.0): the approved go1.27.3 from the module proxy.
+export GOTOOLCHAIN=go1.27.3
 export RAPID_CHECKS=${RAPID_CHECKS:-3000}
 survived=()
 for patch in ${K8S_MUTANTS:-k8s-judge/mutants/*.patch}; do

@@ -293,7 +293,12 @@ fn settle_from_cluster(
         &every,
         warnings.clone(),
     );
-    if same_verdict(&nodes_alone, &decided, &with_every, &hypothetical) {
+    // Where the Pod's OS has no Node nor configured pool, the Nodes alone decide as if it had
+    // every architecture (`Schedulable` unknown): a NodePool of that OS can only narrow that, so
+    // the two decisions above do not bound it and the NodePools are read.
+    let os = facts.constraints.os.as_str();
+    let os_unknown = settings.autoscaled(os).is_empty() && cluster.read_no_node_of(os);
+    if !os_unknown && same_verdict(&nodes_alone, &decided, &with_every, &hypothetical) {
         *pod = decided;
         return nodes_alone;
     }
@@ -375,6 +380,21 @@ impl<'a> Memo<'a> {
             inner,
             lists: Vec::new(),
         }
+    }
+
+    /// Whether the Node lists of `os` read so far were all read and held no Node (a failed
+    /// list has settled the decision per `onLookupFailure` already).
+    fn read_no_node_of(&self, os: &str) -> bool {
+        let prefix = format!("list {}={os}", platform::OS_LABEL);
+        let mut of_os = self.lists.iter().filter(|(key, _)| {
+            key.strip_prefix(&prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(','))
+        });
+        of_os.all(|(_, answer)| {
+            answer
+                .as_deref()
+                .is_ok_and(|raw| nodes::parse_list(raw).is_ok_and(|nodes| nodes.is_empty()))
+        })
     }
 
     fn once(
