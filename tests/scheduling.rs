@@ -1331,23 +1331,13 @@ impl NodePoolSpec {
     }
 
     /// The architectures of `os` it can create nodes of for `pod` (docs/karpenter.md): none
-    /// unless Ready and of `os`; no requirement is the `autoscaled` ones of the OS, else every
-    /// architecture; less `NotIn`; only where the Pod tolerates its taint (its tolerations, or
+    /// unless Ready and of `os`; no requirement is every architecture; less `NotIn`; only where the Pod tolerates its taint (its tolerations, or
     /// `architectureTolerations` of that architecture).
-    fn architectures(
-        &self,
-        os: &str,
-        autoscaled: &[&'static str],
-        pod: &Value,
-        settings: &Value,
-    ) -> BTreeSet<&'static str> {
+    fn architectures(&self, os: &str, pod: &Value, settings: &Value) -> BTreeSet<&'static str> {
         if !self.ready || self.os.is_some_and(|o| o != os) {
             return BTreeSet::new();
         }
-        let any: Vec<&'static str> = match autoscaled.is_empty() {
-            true => image_arch_affinity::platform::KNOWN_ARCHITECTURES.to_vec(),
-            false => autoscaled.to_vec(),
-        };
+        let any: Vec<&'static str> = image_arch_affinity::platform::KNOWN_ARCHITECTURES.to_vec();
         let pod_tolerates_mainframe = pod["spec"]["tolerations"]
             .as_array()
             .is_some_and(|list| list.iter().any(|t| t["key"] == "mainframe"));
@@ -1409,15 +1399,6 @@ impl ClusterSpec {
         nodes.chain(pools).collect()
     }
 
-    /// The `autoscaledArchitectures` of `os`.
-    fn autoscaled(&self, os: &str) -> Vec<&'static str> {
-        self.pools
-            .iter()
-            .filter(|p| p.0 == os)
-            .flat_map(|p| p.1.iter().copied())
-            .collect()
-    }
-
     /// The architectures of `os` its NodePools can create nodes of for the Pod.
     fn node_pool_architectures(
         &self,
@@ -1425,10 +1406,9 @@ impl ClusterSpec {
         pod: &Value,
         settings: &Value,
     ) -> BTreeSet<&'static str> {
-        let autoscaled = self.autoscaled(os);
         self.node_pools
             .iter()
-            .flat_map(|pool| pool.architectures(os, &autoscaled, pod, settings))
+            .flat_map(|pool| pool.architectures(os, pod, settings))
             .collect()
     }
 
