@@ -165,6 +165,9 @@ func serve(t *testing.T, p policyhost.Builds, reg *registry.Registry, cp *contro
 }
 
 func TestPolicyInAControlPlane(t *testing.T) {
+	if os.Getenv("K8S_E2E_SETTINGS") == "karpenter" {
+		t.Skip("K8S_E2E_SETTINGS=karpenter runs TestKarpenterInAControlPlane only")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := time.Now()
@@ -791,6 +794,9 @@ type counts struct {
 	// decides for both OSes; specOSUnpinned: Pods it pins nothing of on a Node of another OS
 	// than their spec.os.
 	otherOSRuns, severalOSes, specOSUnpinned int
+	// karpenter: the Karpenter control plane's run (karpenter_test.go), whose cluster has one
+	// Windows Node, tainted: issue 31's share of Pods on a Node of another OS is not asserted.
+	karpenter bool
 }
 
 // assertMinimums fails a vacuous run (see the minimums).
@@ -817,12 +823,21 @@ func (n counts) assertMinimums(t *testing.T) {
 		return
 	}
 	for _, check := range checks {
+		if n.karpenter && check.want == minOtherOSRuns {
+			continue
+		}
 		if check.got < check.want {
 			t.Errorf("vacuous run: %s %d of %d (%.0f%%), want at least %.0f%%", check.what, check.part, check.over, 100*check.got, 100*check.want)
 		}
 	}
 	if n.judged < minJudgedRefusals {
 		t.Errorf("vacuous run: %d refusals judged (no Node admits and runs the Pod), want at least %d", n.judged, minJudgedRefusals)
+	}
+	if n.karpenter {
+		report.Line("k8s-e2e", "minimums met: created %d/%d (min %.0f%%), bound %d/%d (min %.0f%%), pinned %d/%d (min %.0f%%), pinned to their OS %d/%d (min %.0f%%), judged refusals %d (min %d); stating no OS and bound to a Node of another OS that runs their images %d/%d (not asserted here)",
+			n.created, n.objects, 100*minCreated, n.bound, n.pods, 100*minBound, n.pinned, n.pods, 100*minPinned, n.osPinned, n.pods, 100*minOSPinned,
+			n.judged, minJudgedRefusals, n.otherOSRuns, n.pods)
+		return
 	}
 	report.Line("k8s-e2e", "minimums met: created %d/%d (min %.0f%%), bound %d/%d (min %.0f%%), pinned %d/%d (min %.0f%%), pinned to their OS %d/%d (min %.0f%%), stating no OS and bound to a Node of another OS that runs their images %d/%d (min %.0f%%), judged refusals %d (min %d)",
 		n.created, n.objects, 100*minCreated, n.bound, n.pods, 100*minBound, n.pinned, n.pods, 100*minPinned, n.osPinned, n.pods, 100*minOSPinned,

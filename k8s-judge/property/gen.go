@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"pgregory.net/rapid"
 
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/karpenter"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/settings"
 )
@@ -45,9 +46,13 @@ type Case struct {
 	Object any
 	// Template is the Pod (or the workload's Pod template, as a Pod) the judge reads.
 	Template *v1.Pod
-	images   map[string]image
+	// NodePools are Karpenter's NodePools of the cluster (readNodes; pools.go).
+	NodePools []karpenter.Pool
+	images    map[string]image
 	// probes of each OS, made once (see probes).
 	probes map[string][]v1.Node
+	// poolArches of each OS, read once (see poolArches).
+	poolArches map[string][]string
 }
 
 func (c *Case) readNodes() bool { return c.Settings.ReadNodes }
@@ -494,6 +499,10 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 	c.Nodes = drawCluster(t)
 	c.Settings = drawSettings(t, c.Nodes, reg)
 	drawObject(t, c, reg, "judged")
+	if c.readNodes() {
+		// Drawn last: a seed draws the same cluster and object as before NodePools.
+		c.NodePools = drawPools(t)
+	}
 	return c
 }
 

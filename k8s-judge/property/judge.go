@@ -113,11 +113,18 @@ const (
 	// images not all running anywhere: a Pod that states no OS whose images run on both OSes
 	// (issue 31: one term per OS they run on) must still be admitted there.
 	checkCOtherOS = "c, a Node of another OS ran it"
+	// checkDPools: d. by Karpenter: a NodePool that counts launches, in Karpenter's simulation
+	// of the original Pod (pools.go: launches), a Node of a platform of the Pod's OS that runs
+	// it: the Pod must not be refused.
+	checkDPools = "d, NodePool serves (Karpenter)"
+	// checkBPools: b. on the Nodes Karpenter's simulation of the returned Pod launches from the
+	// NodePools: each runs it.
+	checkBPools = "b, NodePool Nodes (Karpenter)"
 )
 
 // checks are the checks in the order the counts print them.
 var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted,
-	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS}
+	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
 const (
@@ -176,6 +183,12 @@ type Verdict struct {
 	// NoNodeOfOS: readNodes finds no Node nor pool of the Pod's OS (d. is not judged): what was
 	// seen (noNodeRefusedAsD...), else "".
 	NoNodeOfOS string
+	// PoolBuild: a Windows Node a NodePool may launch for the returned Pod, of some build, does
+	// not run it, while one of another build does (pinWindowsBuild; a pool names no build).
+	PoolBuild bool
+	// Pools: an accepted Pod of a case with NodePools that no Node admits and runs, nor any Node
+	// Karpenter's simulation launches for it: why (poolsOwnConstraints...), else "".
+	Pools string
 	// Evaluation is how long the host took.
 	Evaluation time.Duration
 	// Answer is the host's answer, as the failure report prints it.
@@ -384,6 +397,32 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	default:
 		v.judged(checkD)
 	}
+	// d. by Karpenter: no refusal of a Pod a NodePool launches a Node for that runs it.
+	if len(c.counted()) > 0 {
+		launched, err := launches(c, c.Template, true)
+		if err != nil {
+			return v, err
+		}
+		serving := ""
+		for _, platform := range sortedPlatforms(launched) {
+			if runs, _ := servedOn(c.Template, platform, known, builds); runs != nil && slices.Contains(oses, platformOS(platform)) {
+				serving = platform
+				break
+			}
+		}
+		switch {
+		case serving != "":
+			v.judged(checkDPools)
+			if v.Rejected {
+				fail("d. rejected, but Karpenter's simulation of the Pod launches a %s Node from NodePool %s, which runs it: %s", serving, launched[serving], response.Message())
+			}
+		case !v.Rejected && !runsOnANode(c, known, builds):
+			v.Pools = poolsOwnConstraints
+			if len(launched) > 0 {
+				v.Pools = poolsNotOffered
+			}
+		}
+	}
 	switch {
 	case v.Rejected:
 		v.skipped(skipRejected)
@@ -412,6 +451,31 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	v.judged(checkC)
 	if !rulesKept(c, result, fail) {
 		return v, nil
+	}
+	// b. on the Nodes the NodePools launch for the returned Pod, in Karpenter's simulation.
+	if len(c.counted()) > 0 {
+		launched, err := launches(c, result, false)
+		if err != nil {
+			return v, err
+		}
+		for _, platform := range sortedPlatforms(launched) {
+			// A Node of the platform (of each Windows build) the returned Pod admits (Karpenter
+			// launches by the Pod's requirements; the scheduler binds by them) runs it.
+			runs, runsNot := servedOn(result, platform, known, builds)
+			if runs != nil && runsNot != nil {
+				// A pool names no Windows build (the cloud's image decides): under
+				// pinWindowsBuild the policy pins no build it cannot read from a Node, and the
+				// Pod may land on one its images do not run on. Counted.
+				v.PoolBuild = true
+				continue
+			}
+			if runsNot != nil {
+				fail("b. Karpenter's simulation of the returned Pod launches a %s Node from NodePool %s, and the returned Pod admits %v, which does not run it (its images%s)", platform, launched[platform], runsNot.Labels, specOSText(c.Template))
+			}
+		}
+		if len(launched) > 0 {
+			v.judged(checkBPools)
+		}
 	}
 	zone := ""
 	if len(c.Settings.MatchNodeLabels) > 0 {
@@ -565,9 +629,31 @@ func noNodeOfOS(c *Case, known []image, builds, rejected bool, noCommon string) 
 	return noNodeAcceptedNowhere
 }
 
+// Why an accepted Pod of a case with NodePools is served by no Node of the cluster and no Node
+// Karpenter's simulation launches for it (Verdict.Pools): the policy reads a NodePool's
+// architectures, OS and taints only, and counts every architecture for a pool that lists none.
+const (
+	// The Pod's own constraints (a zone the kwok provider does not offer, a tier, a Node's name)
+	// exclude every pool: the policy does not read them (docs/karpenter.md).
+	poolsOwnConstraints = "accepted, no Node nor NodePool serves it in Karpenter's simulation: its own constraints exclude the pools (not read by the policy)"
+	// Pools launch for it, but none a platform its images run on: the policy counted an
+	// architecture the kwok provider does not offer (a pool that lists none: every architecture).
+	poolsNotOffered = "accepted, the NodePools launch only Nodes that do not run it: the policy counts architectures the kwok provider does not offer"
+)
+
+// runsOnANode says whether a Node of c's cluster admits the original Pod and runs it.
+func runsOnANode(c *Case, known []image, builds bool) bool {
+	for i := range c.Nodes {
+		if ok, _ := oracle.Admits(c.Template, &c.Nodes[i]); ok && runsAll(known, &c.Nodes[i], builds) && specOSAllows(c.Template, c.Nodes[i].Labels[osLabel]) {
+			return true
+		}
+	}
+	return false
+}
+
 // withTemplate is c with its Pod read from the object as sent (see judge).
 func (c *Case) withTemplate(pod *v1.Pod) *Case {
 	sent := *c
-	sent.Template = pod
+	sent.Template, sent.poolArches = pod, nil
 	return &sent
 }

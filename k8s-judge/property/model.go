@@ -186,7 +186,8 @@ func templates(c *Case) []v1.Node {
 	return out
 }
 
-// seen are the architectures of c's Nodes and autoscaled pools of os.
+// seen are the architectures of c's Nodes, autoscaled pools and NodePools (those that count and
+// whose taints the Pod tolerates: poolArches) of os.
 func seen(c *Case, os string) []string {
 	var arches []string
 	for _, n := range c.Nodes {
@@ -196,6 +197,9 @@ func seen(c *Case, os string) []string {
 	}
 	for _, pool := range c.pools(os) {
 		arches = appendNew(arches, pool)
+	}
+	for _, arch := range poolArches(c, os) {
+		arches = appendNew(arches, arch)
 	}
 	return arches
 }
@@ -216,6 +220,10 @@ func universe(c *Case, os string) []v1.Node {
 			if n.Labels[osLabel] == os {
 				builds = appendNew(builds, n.Labels[buildLabel])
 			}
+		}
+		if len(poolArches(c, os)) > 0 {
+			// A NodePool's Nodes carry no build the pool names: any.
+			builds = windowsBuilds
 		}
 		if len(arches) == 0 {
 			// docs/node-aware.md: a Pod whose OS has no Node nor pool at all is decided as if it

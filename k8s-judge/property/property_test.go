@@ -18,6 +18,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/karpenter"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
 	summary "github.com/image-arch-affinity/image-arch-affinity/k8s-judge/report"
@@ -85,6 +86,14 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 	}
 	reg := registry.Start(t, p.SeedRegistry)
 	cluster := controlplane.Start(t)
+	// Karpenter's CRDs: the NodePools the cases with readNodes draw (pools.go).
+	if err := karpenter.InstallCRDs(context.Background(), cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	pools, err := karpenter.Client(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := host(t, p, reg, cluster.Kubeconfig)
 	counts, started := map[string]int{}, time.Now()
 	judged = newTally()
@@ -94,6 +103,9 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		if c.readNodes() {
 			start := time.Now()
 			if err := cluster.ReplaceNodes(context.Background(), c.Nodes); err != nil {
+				rt.Fatal(err)
+			}
+			if err := karpenter.ReplacePools(context.Background(), pools, c.NodePools); err != nil {
 				rt.Fatal(err)
 			}
 			syncing += time.Since(start)
@@ -145,6 +157,18 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		if slices.ContainsFunc(known, func(img image) bool { return img.wasm == "mixed" && img.anywhere }) {
 			counts["a mixed index under a wasmRuntimeClass"]++
 		}
+		if len(c.NodePools) > 0 {
+			counts["with NodePools"]++
+		}
+		if len(c.counted()) > 0 {
+			counts["with NodePools that count (Ready, not static)"]++
+		}
+		if verdict.PoolBuild {
+			counts["b. by Karpenter: a Windows build a NodePool may launch does not run the returned Pod (pinWindowsBuild, no build pinned; not judged)"]++
+		}
+		if verdict.Pools != "" {
+			counts[verdict.Pools]++
+		}
 		if verdict.NoNodeOfOS != "" {
 			counts["readNodes, no Node of the Pod's OS (d. not judged)"]++
 		}
@@ -195,6 +219,10 @@ func describe(c *Case) string {
 	for _, node := range c.Nodes {
 		taints, _ := json.Marshal(node.Spec.Taints)
 		fmt.Fprintf(&b, "node %s labels=%v taints=%s\n", node.Name, node.Labels, taints)
+	}
+	for _, pool := range c.NodePools {
+		np, _ := json.Marshal(pool)
+		fmt.Fprintf(&b, "NodePool %s\n", np)
 	}
 	settings, _ := json.Marshal(c.Settings)
 	object, _ := json.Marshal(c.Object)

@@ -8,7 +8,8 @@ import (
 // TestTallyMinimums: a run that judges little misses the minimums it does not reach, each named,
 // and none it reaches: all refused (d. alone); b. and c. judged on the Nodes of the Pod's OS only
 // (as before b. was judged over every OS, and c. before issue 31's Pods of several OSes: a judge
-// that skips the Nodes of another OS); every check and outcome in its shares.
+// that skips the Nodes of another OS); no case judged by Karpenter's simulation of the NodePools;
+// every check and outcome in its shares.
 func TestTallyMinimums(t *testing.T) {
 	refused := Verdict{Rejected: true, Judged: []string{checkMessage, checkD}, Skipped: []string{skipRejected}}
 	for _, tc := range []struct {
@@ -28,8 +29,13 @@ func TestTallyMinimums(t *testing.T) {
 			missed: []string{"b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0",
 				"c. judged on Nodes of another OS that ran the Pod in 0"},
 			reached: []string{"b. judged in", "c. judged in", "d. judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
-		{name: "every check", verdicts: []Verdict{refused,
+		{name: "no NodePool judged by Karpenter", verdicts: []Verdict{refused,
 			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS}},
+			{Judged: []string{checkD, checkB, checkC}}},
+			missed:  []string{"NodePools: d. judged by Karpenter's simulation (a NodePool serves the Pod) in 0", "NodePools: b. judged on the Nodes Karpenter's simulation launches in 0"},
+			reached: []string{"b. judged in", "c. judged in", "d. judged in", outcomeRejected, outcomePatched, outcomeUnchanged}},
+		{name: "every check", verdicts: []Verdict{refused,
+			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools}},
 			{Judged: []string{checkD, checkB, checkC}}},
 			reached: []string{"judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
 	} {

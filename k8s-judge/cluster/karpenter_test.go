@@ -1,0 +1,510 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/karpenter"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/oracle"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/property"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/report"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/settings"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/webhook"
+)
+
+// karpenterNodes are the Karpenter cluster's Nodes before any launch: Linux amd64 only, and one
+// Windows amd64 Node tainted as AKS and EKS guides taint them.
+func karpenterNodes() []v1.Node {
+	all := nodes()
+	return []v1.Node{all[0], all[1], all[6]}
+}
+
+// karpenterPools are the NodePools of the Karpenter cluster: the fixed case's arm64 pool (Linux,
+// arm64 only, no Node; first, the only pool in the fixed case), and, drawn from the seed, pools that are unconstrained, tainted,
+// Windows, NotIn, and one that is not Ready (Karpenter does not schedule onto it).
+func karpenterPools(seed uint64) []karpenter.Pool {
+	in := func(key string, values ...string) v1.NodeSelectorRequirement {
+		return v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}
+	}
+	arm64 := karpenter.Pool{Name: "arm64", Requirements: []v1.NodeSelectorRequirement{in("kubernetes.io/arch", "arm64"), in("kubernetes.io/os", "linux")}}
+	drawn := []karpenter.Pool{
+		{Name: "unconstrained"},
+		{Name: "gpu-arm64", Requirements: []v1.NodeSelectorRequirement{in("kubernetes.io/arch", "arm64")},
+			Taints: []v1.Taint{{Key: "dedicated", Value: "gpu", Effect: v1.TaintEffectNoExecute}}},
+		{Name: "windows", Requirements: []v1.NodeSelectorRequirement{in("kubernetes.io/os", "windows")}},
+		{Name: "not-arm64-linux", Labels: map[string]string{"kubernetes.io/os": "linux"},
+			Requirements: []v1.NodeSelectorRequirement{{Key: "kubernetes.io/arch", Operator: v1.NodeSelectorOpNotIn, Values: []string{"arm64"}}}},
+		{Name: "windows-arm64-not-ready", NotReady: true, Requirements: []v1.NodeSelectorRequirement{in("kubernetes.io/os", "windows"), in("kubernetes.io/arch", "arm64")}},
+	}
+	pools := []karpenter.Pool{arm64}
+	for i, pool := range drawn {
+		if seed>>uint(i)&1 == 1 {
+			pools = append(pools, pool)
+		}
+	}
+	return pools
+}
+
+// TestKarpenterInAControlPlane: the policy with readNodes in a cluster autoscaled by
+// Karpenter's own provisioner (K8S_E2E_SETTINGS=karpenter). See k8s-judge/README.md, "Karpenter".
+func TestKarpenterInAControlPlane(t *testing.T) {
+	if os.Getenv("K8S_E2E_SETTINGS") != "karpenter" {
+		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")
+	}
+	if server := os.Getenv("K8S_E2E_SERVER"); server != "" && server != "embedded" {
+		t.Skip("the Karpenter control plane runs on the embedded host only")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := time.Now()
+	p, err := policyhost.ProjectBuilds(os.Getenv("K8S_JUDGE_MODULE"), "k8s-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.Start(t, p.SeedRegistry)
+	cp := controlplane.Start(t)
+	if err := karpenter.InstallCRDs(ctx, cp.Config); err != nil {
+		t.Fatal(err)
+	}
+	env, err := karpenter.New(ctx, cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range karpenterNodes() {
+		if err := cp.CreateNode(ctx, node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The fixed case's arm64 pool first; the pools drawn after it.
+	pools := karpenterPools(seed)
+	if err := karpenter.CreatePool(ctx, env.Client, pools[0]); err != nil {
+		t.Fatal(err)
+	}
+	for name, handler := range property.RuntimeClasses {
+		class := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: handler}
+		if _, err := cp.Client.NodeV1().RuntimeClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cp.StartScheduler(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.StartControllers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	policy, err := webhook.ReadPolicy(filepath.Join(p.Root, "docs/node-aware.md"), "## Install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// docs/node-aware.md's settings (readNodes), without its autoscaled arm64 pool: the
+	// NodePools alone say arm64 Nodes may exist. K8S_E2E_AUTOSCALED=keep keeps it (a policy
+	// without NodePool support then passes the fixed case through autoscaledArchitectures).
+	if os.Getenv("K8S_E2E_AUTOSCALED") != "keep" {
+		policy.Spec.Settings.AutoscaledArchitectures = nil
+	}
+	settingsJSON, _ := json.Marshal(policy.Spec.Settings)
+	names := make([]string, 0, len(pools))
+	for _, pool := range pools {
+		names = append(names, pool.Name)
+	}
+	report.Line("k8s-e2e-karpenter", "settings %s; NodePools %v (seed %d)", settingsJSON, names, seed)
+	server := serve(t, p, reg, cp, policy)
+	defer server.Close()
+	configuration := policy.Configuration(server.URL(policy), server.CABundle())
+	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForWebhookOn(ctx, t, cp, reg, "gen/linux-amd64:1.0", "amd64")
+	report.Line("k8s-e2e-karpenter", "control plane, Karpenter's CRDs, registry and webhook ready in %v", time.Since(started).Round(time.Second))
+	hook := configuration.Webhooks[0].Name
+	failedBefore, err := cp.WebhookFailures(ctx, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("an arm64-only Pod with an arm64 NodePool at zero Nodes", func(t *testing.T) {
+		arm64OnlyPod(ctx, t, cp, env, reg)
+	})
+	if t.Failed() {
+		return
+	}
+	for _, pool := range pools[1:] {
+		if err := karpenter.CreatePool(ctx, env.Client, pool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("random workloads and Pods", func(t *testing.T) {
+		randomWithKarpenter(ctx, t, cp, env, reg, policy.Spec.Settings, pools)
+	})
+	webhookErrors(ctx, t, cp, server, hook, failedBefore)
+	report.Line("k8s-e2e-karpenter", "done in %v", time.Since(started).Round(time.Second))
+}
+
+// arm64OnlyPod is the fixed case: an arm64-only Pod in a cluster whose Nodes are amd64 (and
+// Windows amd64), with an arm64 NodePool at zero Nodes: the policy pins it to arm64 (it would
+// refuse it without the pool), Karpenter launches an arm64 Node for it, the scheduler binds it.
+func arm64OnlyPod(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, env *karpenter.Env, reg *registry.Registry) {
+	image := reg.Ref("gen/linux-arm64:1.0")
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "arm64-only", Labels: map[string]string{"app": "arm64-only"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: image}}}}
+	created, err := cp.Client.CoreV1().Pods("fixed").Create(ctx, pod, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) {
+		namespace := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fixed"}}
+		if _, err := cp.Client.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		created, err = cp.Client.CoreV1().Pods("fixed").Create(ctx, pod, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatalf("the arm64-only Pod was refused, with an arm64 NodePool in the cluster: %v", err)
+	}
+	if pin := created.Annotations[pinAnnotation]; pin != "arm64" {
+		t.Fatalf("want the Pod pinned to arm64, annotation %q; the Pod: %s", pin, affinity(created))
+	}
+	pods, launched := provision(ctx, t, cp, env, "fixed")
+	bound := pods[0]
+	if bound.Spec.NodeName == "" {
+		t.Fatalf("the arm64-only Pod is not bound (%s); Karpenter launched %d Nodes", unschedulable(&bound), len(launched))
+	}
+	node, err := cp.Client.CoreV1().Nodes().Get(ctx, bound.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !karpenter.IsKwok(node) || node.Labels[karpv1.NodePoolLabelKey] != "arm64" || karpenter.Platform(node.Labels) != "linux/arm64" {
+		t.Fatalf("want the Pod on a Node Karpenter launched from the arm64 NodePool, got %s (%s, pool %q)", node.Name, karpenter.Platform(node.Labels), node.Labels[karpv1.NodePoolLabelKey])
+	}
+	if !property.RunsImage(reg, image, node) {
+		t.Fatalf("Node %s (%s) does not run %s", node.Name, karpenter.Platform(node.Labels), image)
+	}
+	// The random part starts from the amd64 Nodes again: the Pod, its Node and NodeClaim go.
+	if err := cp.Client.CoreV1().Pods("fixed").Delete(ctx, bound.Name, *metav1.NewDeleteOptions(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Client.CoreV1().Nodes().Delete(ctx, node.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range launched {
+		// No termination controller runs: its finalizer is lifted here.
+		claim := &karpv1.NodeClaim{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: l.NodeClaim}, claim); err != nil {
+			t.Fatal(err)
+		}
+		claim.Finalizers = nil
+		if err := env.Client.Update(ctx, claim); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Delete(ctx, claim); err != nil {
+			t.Fatal(err)
+		}
+		env.Cluster.DeleteNodeClaim(l.NodeClaim)
+		env.Cluster.DeleteNode(l.Node.Name)
+	}
+	report.Line("k8s-e2e-karpenter", "fixed case: the arm64-only Pod was pinned to arm64 (affinity %s), Karpenter launched %s (%s, NodePool arm64, instance type %s) and the scheduler bound it there",
+		affinityOf(created), node.Name, karpenter.Platform(node.Labels), node.Labels[v1.LabelInstanceTypeStable])
+}
+
+// provision runs Karpenter's provisioner on the cluster until it launches nothing more: the
+// scheduler settles (each Pod bound or marked unschedulable), Karpenter's cluster state is fed
+// the Nodes, NodeClaims and Pods (its informers do not run), one Provisioner pass launches Nodes
+// for the unschedulable Pods, and again. It returns the settled Pods of namespace and the Nodes
+// launched.
+func provision(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, env *karpenter.Env, namespace string) ([]v1.Pod, []karpenter.Launched) {
+	var launched []karpenter.Launched
+	for round := 0; ; round++ {
+		pods := settle(ctx, t, cp, namespace)
+		if err := env.SyncState(); err != nil {
+			t.Fatal(err)
+		}
+		more, _, err := env.Provision()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(more) == 0 {
+			return pods, launched
+		}
+		launched = append(launched, more...)
+		if round == 20 {
+			t.Fatalf("Karpenter still launches Nodes after %d passes (%d launched)", round, len(launched))
+		}
+	}
+}
+
+// waitForWebhookOn waits until the API server calls the webhook: a dry-run Pod of image comes
+// back pinned to want.
+func waitForWebhookOn(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry, image, want string) {
+	probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: reg.Ref(image)}}}}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pod, err := cp.Client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil && pod.Annotations[pinAnnotation] == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server never called the webhook (last: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// affinityOf is pod's required node affinity, for messages.
+func affinityOf(pod *v1.Pod) string {
+	if pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil {
+		return "none"
+	}
+	data, _ := json.Marshal(pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+	return string(data)
+}
+
+// randomWithKarpenter: random workloads and Pods drawn by the property's generator for this
+// cluster, applied through the API; Karpenter's provisioner launches Nodes for the Pods the
+// scheduler cannot place until it launches nothing more. Judged: the cluster test's judge (every
+// bound Pod's Node, Karpenter's too, is of its OS and runs it; no Pod Pending while a Node runs
+// it; every refusal one no Node runs), and, by Karpenter's scheduling simulation of the Pod as
+// applied (Env.Platforms: each required term alone, the NodePools, no Node):
+//
+//   - no refusal of a Pod a NodePool could serve: a platform Karpenter would launch for it runs
+//     all of its images (and its spec.os);
+//   - no accepted Pod left Pending while Karpenter would launch a Node for the Pod as returned
+//     that runs it, nor while it would for the Pod as applied but not as returned (the policy's
+//     pin kept it off a pool that runs it).
+//
+// A Pending accepted Pod no pool serves, as Karpenter simulates it, is counted with the reason:
+// the policy reads a pool's architecture and OS only (a Pod's other constraints, a zone the kwok
+// provider does not offer, exclude the pool), or counts architectures the provider does not offer
+// (a pool with no architecture requirement: every architecture, docs/karpenter.md).
+func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, env *karpenter.Env, reg *registry.Registry,
+	s settings.Settings, pools []karpenter.Pool) {
+	dyn := dynamic.NewForConfigOrDie(cp.Config)
+	count := defaultObjects
+	if n, err := strconv.Atoi(os.Getenv("K8S_E2E_OBJECTS")); err == nil && n > 0 {
+		count = n
+	}
+	cases := map[string]*property.Case{}
+	var refusals []refusal
+	for i := 0; i < count; i++ {
+		name := fmt.Sprintf("k%03d", i)
+		c := property.Object(reg, karpenterNodes(), s, name).Example(int(seed%1_000_000_007) + i)
+		// The judge's model of the policy counts the NodePools (property/pools.go).
+		c.NodePools = pools
+		err := create(ctx, dyn, c.Kind, "default", c.Object)
+		switch {
+		case err == nil:
+			cases[name] = c
+		case apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err):
+			refusals = append(refusals, refusal{name: name, c: c, message: err.Error()})
+		default:
+			t.Fatalf("%s %s: %v", c.Kind, name, err)
+		}
+	}
+	pods, launched := provision(ctx, t, cp, env, "default")
+	n := judge(t, cp, cases, pods)
+	n.objects = count
+	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &n)...)
+	judgeRefusals(t, cp, refusals, &n)
+
+	var k karpenterCounts
+	k.launched = map[string]int{}
+	k.pending = map[string]int{}
+	for _, l := range launched {
+		k.launched[karpenter.Platform(l.Node.Labels)+" from "+l.NodePool]++
+	}
+	launchedNodes := map[string]bool{}
+	for _, l := range launched {
+		launchedNodes[l.Node.Name] = true
+	}
+	for i := range pods {
+		pod := &pods[i]
+		c, ok := cases[owner(pod)]
+		if !ok || c.Kind == "DaemonSet" {
+			continue
+		}
+		if launchedNodes[pod.Spec.NodeName] {
+			k.boundLaunched++
+			continue
+		}
+		if pod.Spec.NodeName != "" {
+			continue
+		}
+		k.judgePending(t, env, c, pod)
+	}
+	for _, r := range refusals {
+		k.judgeRefusal(t, env, r)
+	}
+	pending := make([]string, 0, len(k.pending))
+	for reason, count := range k.pending {
+		pending = append(pending, fmt.Sprintf("%d: %s", count, reason))
+	}
+	sort.Strings(pending)
+	platforms := make([]string, 0, len(k.launched))
+	for platform, count := range k.launched {
+		platforms = append(platforms, fmt.Sprintf("%s %d", platform, count))
+	}
+	sort.Strings(platforms)
+	report.Line("k8s-e2e-karpenter", "%d workloads and Pods applied, %d created, %d refused; Pods %d, bound %d (to Nodes Karpenter launched: %d), pending %d; Karpenter launched %d Nodes: %v",
+		count, n.created, n.refused, n.pods, n.bound, k.boundLaunched, n.pending, len(launched), platforms)
+	report.Line("k8s-e2e-karpenter", "refusals simulated by Karpenter: %d, of which a NodePool would launch a Node that runs the Pod %d (decided by the settings: %d); accepted Pods Pending that no Node nor NodePool serves, as Karpenter simulates them: %v",
+		k.refusalsSimulated, k.refusalsPoolRuns, k.refusalsDecided, pending)
+	k.assertMinimums(t, n, len(launched))
+}
+
+// karpenterCounts are what the Karpenter part of a run did.
+type karpenterCounts struct {
+	launched                                             map[string]int
+	pending                                              map[string]int
+	boundLaunched                                        int
+	refusalsSimulated, refusalsPoolRuns, refusalsDecided int
+}
+
+// kwokZones are the zones of the kwok provider's offerings.
+var kwokZones = []string{"test-zone-a", "test-zone-b", "test-zone-c", "test-zone-d"}
+
+// runningPlatform is a platform of platforms (Env.Platforms) whose Node, as the kwok provider
+// labels it (OS, architecture, a zone of its offerings, no other label), pod's node affinity
+// admits (Kubernetes' matcher: what the scheduler binds by) and that runs c's Pod (all of its
+// images; its spec.os, when set, is that OS), or "". disagree: a platform Karpenter's simulation
+// launches whose Node the matcher does not admit (Karpenter reads the terms otherwise, e.g. Gt
+// and DoesNotExist on one label).
+func runningPlatform(c *property.Case, pod *v1.Pod, platforms map[string]string) (platform string, disagree bool) {
+	keys := make([]string, 0, len(platforms))
+	for platform := range platforms {
+		keys = append(keys, platform)
+	}
+	sort.Strings(keys)
+	matches := oracle.Matcher(pod)
+	for _, platform := range keys {
+		nodeOS, arch, _ := strings.Cut(platform, "/")
+		admitted := false
+		for _, zone := range kwokZones {
+			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "simulated", Labels: map[string]string{
+				"kubernetes.io/os": nodeOS, "kubernetes.io/arch": arch, "topology.kubernetes.io/zone": zone}}}
+			if ok, _ := matches(node); ok {
+				admitted = true
+				if c.RunsPodOn(node) {
+					return platform, false
+				}
+			}
+		}
+		disagree = disagree || !admitted
+	}
+	return "", disagree
+}
+
+// judgePending judges an accepted Pod left Pending (see randomWithKarpenter).
+func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod) {
+	returned, err := env.Platforms(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	platform, disagree := runningPlatform(c, pod, returned)
+	if platform != "" && !hasMatchFields(pod) {
+		t.Errorf("Pod %s (%s %s) is Pending, but Karpenter's simulation of it launches a %s Node from NodePool %s that runs it; the Pod: %s",
+			pod.Name, c.Kind, owner(pod), platform, returned[platform], affinity(pod))
+		return
+	}
+	original, err := env.Platforms(c.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	platform, disagreeOriginal := runningPlatform(c, c.Template, original)
+	switch {
+	case hasMatchFields(c.Template):
+		k.pending["its terms name a Node (matchFields): no Node Karpenter launches has that name"]++
+	case platform != "" && c.Unpinned():
+		k.pending["the policy pins nothing (images that run anywhere, or none looked up), and Karpenter launched a Node of another platform"]++
+	case platform != "":
+		t.Errorf("Pod %s (%s %s) is Pending: Karpenter launches a %s Node from NodePool %s that runs the Pod as applied, but not for the Pod as the policy returned it; the Pod: %s",
+			pod.Name, c.Kind, owner(pod), platform, original[platform], affinity(pod))
+	case disagree || disagreeOriginal:
+		k.pending["Karpenter's simulation launches a Node for it that Kubernetes' matcher does not admit (they read its terms differently)"]++
+	case len(original) > 0:
+		k.pending["NodePools serve the Pod as applied on platforms its images do not run on, and none that they run on (the policy counts architectures the kwok provider does not offer)"]++
+	default:
+		k.pending["no NodePool serves the Pod as applied: its own constraints (a zone, a label, a taint) exclude every pool, which the policy does not read"]++
+	}
+}
+
+// judgeRefusal judges a refusal by Karpenter's simulation of the Pod as applied: no NodePool
+// launches a Node that runs it, unless the settings decide the refusal (onLookupFailure: reject).
+func (k *karpenterCounts) judgeRefusal(t *testing.T, env *karpenter.Env, r refusal) {
+	c := r.c
+	k.refusalsSimulated++
+	platforms, err := env.Platforms(c.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	platform, _ := runningPlatform(c, c.Template, platforms)
+	if platform == "" || hasMatchFields(c.Template) {
+		return
+	}
+	k.refusalsPoolRuns++
+	nodeOS, _, _ := strings.Cut(platform, "/")
+	if c.LookupFails() && c.Settings.OnLookupFailureOrDefault() == "reject" || !slices.Contains(c.OSes(), nodeOS) {
+		// onLookupFailure: reject refuses whatever the pools; or only pools of another OS than
+		// those the policy decides the Pod for run it.
+		k.refusalsDecided++
+		return
+	}
+	t.Errorf("over-refusal: %s %s was refused, but Karpenter's simulation of its Pod launches a %s Node from NodePool %s, which runs all of its images: %s\nthe Pod: %s",
+		c.Kind, r.name, platform, platforms[platform], r.message, affinity(c.Template))
+}
+
+// hasMatchFields says whether pod's required terms name Nodes (matchFields): Karpenter simulates
+// matchExpressions only, and a Node it launches has a name of its own.
+func hasMatchFields(pod *v1.Pod) bool {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if len(term.MatchFields) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// The minimums of the Karpenter run, so that a run in which Karpenter launches or binds nothing,
+// or no refusal is simulated, fails. Seen with issue 32's policy, K8S_E2E_SEED 1, 7, 42, 63 and
+// 2026: 1-2 Nodes launched, 6-11 Pods bound to them, 85-88 refusals simulated.
+const (
+	// minLaunched: Nodes Karpenter launched for the random Pods.
+	minLaunched = 1
+	// minBoundLaunched: Pods bound to Nodes Karpenter launched (about half the lowest seen).
+	minBoundLaunched = 3
+	// minSimulatedRefusals: refusals Karpenter's simulation judged.
+	minSimulatedRefusals = 1
+)
+
+func (k *karpenterCounts) assertMinimums(t *testing.T, n counts, launched int) {
+	if n.objects < minimumsFrom {
+		report.Line("k8s-e2e-karpenter", "minimums not asserted: %d objects, fewer than %d", n.objects, minimumsFrom)
+		return
+	}
+	if launched < minLaunched || k.boundLaunched < minBoundLaunched || k.refusalsSimulated < minSimulatedRefusals {
+		t.Errorf("vacuous run: Karpenter launched %d Nodes (min %d), %d Pods bound to them (min %d), %d refusals simulated (min %d)",
+			launched, minLaunched, k.boundLaunched, minBoundLaunched, k.refusalsSimulated, minSimulatedRefusals)
+	}
+	n.karpenter = true
+	n.assertMinimums(t)
+}
