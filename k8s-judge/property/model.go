@@ -221,16 +221,15 @@ func universe(c *Case, os string) []v1.Node {
 				builds = appendNew(builds, n.Labels[buildLabel])
 			}
 		}
-		if len(poolArches(c, os)) > 0 {
-			// A NodePool's Nodes carry no build the pool names: any.
-			builds = windowsBuilds
-		}
 		if len(arches) == 0 {
 			// docs/node-aware.md: a Pod whose OS has no Node nor pool at all is decided as if it
 			// had one (no Node is read to tell); the judge judges only d.'s refusals there
 			// (checkDRefusals: no Node list rules an architecture out).
-			arches, builds = everyArch, windowsBuilds
+			return nodesOf(c, os, everyArch, windowsBuilds)
 		}
+		// A NodePool's Nodes carry no build the pool names: any, on the architectures it can
+		// create (the Nodes' own architectures keep their builds).
+		return append(nodesOf(c, os, arches, builds), nodesOf(c, os, poolArches(c, os), windowsBuilds)...)
 	case len(c.schedulable()) > 0:
 		arches, builds = c.schedulable(), windowsBuilds
 	default:
