@@ -264,10 +264,7 @@ fn settle_from_cluster(
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
     let mut cluster = Memo::new(cluster);
-    let configured = |os: &str| Pools {
-        configured: settings.autoscaled(os),
-        node_pools: Architectures::new(),
-    };
+    let configured = pools_of(settings, |_| Architectures::new());
     let mut decided = pod.clone();
     let nodes_alone = settle_from_nodes(
         &mut decided,
@@ -281,10 +278,7 @@ fn settle_from_cluster(
         *pod = decided;
         return nodes_alone;
     }
-    let every = |os: &str| Pools {
-        configured: settings.autoscaled(os),
-        node_pools: platform::every_architecture(),
-    };
+    let every = pools_of(settings, |_| platform::every_architecture());
     let mut hypothetical = pod.clone();
     let with_every = settle_from_nodes(
         &mut hypothetical,
@@ -329,11 +323,22 @@ fn settle_from_cluster(
         return nodes_alone;
     }
     let tolerations = node_pools::pod_tolerations(pod);
-    let with_pools = |os: &str| Pools {
-        configured: settings.autoscaled(os),
-        node_pools: node_pools::architectures(&pools, os, &tolerations, settings),
-    };
+    let with_pools = pools_of(settings, |os| {
+        node_pools::architectures(&pools, os, &tolerations, settings)
+    });
     settle_from_nodes(pod, facts, &mut cluster, &with_pools, warnings)
+}
+
+/// The pools of each OS: `autoscaledArchitectures`' for it, and what `node_pools` says the
+/// NodePools can create there.
+fn pools_of<'a>(
+    settings: &'a Settings,
+    node_pools: impl Fn(&str) -> Architectures + 'a,
+) -> impl Fn(&str) -> Pools + 'a {
+    move |os| Pools {
+        configured: settings.autoscaled(os),
+        node_pools: node_pools(os),
+    }
 }
 
 fn warnings_of(outcome: &Outcome) -> &[String] {

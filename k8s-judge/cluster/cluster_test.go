@@ -164,21 +164,10 @@ func serve(t *testing.T, p policyhost.Builds, reg *registry.Registry, cp *contro
 	}
 }
 
-func TestPolicyInAControlPlane(t *testing.T) {
-	if os.Getenv("K8S_E2E_SETTINGS") == "karpenter" {
-		t.Skip("K8S_E2E_SETTINGS=karpenter runs TestKarpenterInAControlPlane only")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	started := time.Now()
-	// K8S_JUDGE_MODULE: another build of the policy (a mutant's, target/mutants/<name>/policy.wasm).
-	p, err := policyhost.ProjectBuilds(os.Getenv("K8S_JUDGE_MODULE"), "k8s-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := registry.Start(t, p.SeedRegistry)
-	cp := controlplane.Start(t)
-	for _, node := range nodes() {
+// startCluster creates cluster's Nodes and the property's RuntimeClasses, starts the scheduler
+// and the workload controllers, and reads the policy of docs/node-aware.md's install section.
+func startCluster(ctx context.Context, t *testing.T, p policyhost.Builds, cp *controlplane.ControlPlane, cluster []v1.Node) *webhook.ClusterAdmissionPolicy {
+	for _, node := range cluster {
 		if err := cp.CreateNode(ctx, node); err != nil {
 			t.Fatal(err)
 		}
@@ -199,6 +188,24 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return policy
+}
+
+func TestPolicyInAControlPlane(t *testing.T) {
+	if os.Getenv("K8S_E2E_SETTINGS") == "karpenter" {
+		t.Skip("K8S_E2E_SETTINGS=karpenter runs TestKarpenterInAControlPlane only")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := time.Now()
+	// K8S_JUDGE_MODULE: another build of the policy (a mutant's, target/mutants/<name>/policy.wasm).
+	p, err := policyhost.ProjectBuilds(os.Getenv("K8S_JUDGE_MODULE"), "k8s-e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.Start(t, p.SeedRegistry)
+	cp := controlplane.Start(t)
+	policy := startCluster(ctx, t, p, cp, nodes())
 	policy.Spec.Settings = clusterSettings(t, policy.Spec.Settings, nodes())
 	settingsJSON, _ := json.Marshal(policy.Spec.Settings)
 	report.Line("k8s-e2e", "settings %s", settingsJSON)
@@ -208,7 +215,7 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForWebhook(ctx, t, cp, reg)
+	waitForWebhook(ctx, t, cp, reg, "gen/linux-arm64:1.0", "arm64")
 	report.Line("k8s-e2e", "control plane, registry and webhook ready in %v", time.Since(started).Round(time.Second))
 
 	hook := configuration.Webhooks[0].Name
@@ -379,14 +386,14 @@ func webhookDown(ctx context.Context, t *testing.T, cp *controlplane.ControlPlan
 const pinAnnotation = "image-arch-affinity.kubewarden.io/architectures"
 
 // waitForWebhook waits until the API server calls the webhook (it reads configurations from an
-// informer): a dry-run arm64-only Pod comes back pinned.
-func waitForWebhook(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry) {
+// informer): a dry-run Pod of image comes back pinned to want.
+func waitForWebhook(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry, image, want string) {
 	probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: reg.Ref("gen/linux-arm64:1.0")}}}}
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: reg.Ref(image)}}}}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		pod, err := cp.Client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && pod.Annotations[pinAnnotation] == "arm64" {
+		if err == nil && pod.Annotations[pinAnnotation] == want {
 			return
 		}
 		if time.Now().After(deadline) {

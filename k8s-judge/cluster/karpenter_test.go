@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -29,7 +27,6 @@ import (
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/report"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/settings"
-	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/webhook"
 )
 
 // karpenterNodes are the Karpenter cluster's Nodes before any launch: Linux amd64 only, and one
@@ -90,32 +87,12 @@ func TestKarpenterInAControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, node := range karpenterNodes() {
-		if err := cp.CreateNode(ctx, node); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The fixed case's arm64 pool first; the pools drawn after it.
 	pools := karpenterPools(seed)
 	if err := karpenter.CreatePool(ctx, env.Client, pools[0]); err != nil {
 		t.Fatal(err)
 	}
-	for name, handler := range property.RuntimeClasses {
-		class := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Handler: handler}
-		if _, err := cp.Client.NodeV1().RuntimeClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := cp.StartScheduler(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := cp.StartControllers(ctx); err != nil {
-		t.Fatal(err)
-	}
-	policy, err := webhook.ReadPolicy(filepath.Join(p.Root, "docs/node-aware.md"), "## Install")
-	if err != nil {
-		t.Fatal(err)
-	}
+	policy := startCluster(ctx, t, p, cp, karpenterNodes())
 	// docs/node-aware.md's settings (readNodes), without its autoscaled arm64 pool: the
 	// NodePools alone say arm64 Nodes may exist. K8S_E2E_AUTOSCALED=keep keeps it (a policy
 	// without NodePool support then passes the fixed case through autoscaledArchitectures).
@@ -134,7 +111,7 @@ func TestKarpenterInAControlPlane(t *testing.T) {
 	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForWebhookOn(ctx, t, cp, reg, "gen/linux-amd64:1.0", "amd64")
+	waitForWebhook(ctx, t, cp, reg, "gen/linux-amd64:1.0", "amd64")
 	report.Line("k8s-e2e-karpenter", "control plane, Karpenter's CRDs, registry and webhook ready in %v", time.Since(started).Round(time.Second))
 	hook := configuration.Webhooks[0].Name
 	failedBefore, err := cp.WebhookFailures(ctx, hook)
@@ -246,24 +223,6 @@ func provision(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane,
 		if round == 20 {
 			t.Fatalf("Karpenter still launches Nodes after %d passes (%d launched)", round, len(launched))
 		}
-	}
-}
-
-// waitForWebhookOn waits until the API server calls the webhook: a dry-run Pod of image comes
-// back pinned to want.
-func waitForWebhookOn(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry, image, want string) {
-	probe := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: reg.Ref(image)}}}}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		pod, err := cp.Client.CoreV1().Pods("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil && pod.Annotations[pinAnnotation] == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the API server never called the webhook (last: %v)", err)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 
