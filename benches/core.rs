@@ -87,7 +87,7 @@ impl Cluster for Answers {
     fn list_node_pools(&mut self, _masks: &[&str]) -> Result<Vec<u8>, String> {
         self.node_pools
             .clone()
-            .ok_or_else(|| "error finding resource karpenter.sh/v1 / NodePool: 404".to_string())
+            .ok_or_else(|| "Cannot find resource karpenter.sh/v1/NodePool".to_string())
     }
 }
 

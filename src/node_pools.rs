@@ -61,11 +61,12 @@ impl Possible {
         }
     }
 
-    /// The values among `any` (what "any value" stands for) this admits.
+    /// The values among `any` (every value the policy knows) this admits: a value it does not
+    /// know is on no node it pins to, and does not reach a message.
     fn among(&self, any: &Architectures) -> Architectures {
         match self {
             Possible::Any { except } => any.difference(except).cloned().collect(),
-            Possible::Only(only) => only.clone(),
+            Possible::Only(only) => only.intersection(any).cloned().collect(),
         }
     }
 }
@@ -81,7 +82,6 @@ pub struct Taint {
 /// One NodePool Karpenter provisions from, as the policy reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodePool {
-    pub name: String,
     pub os: Possible,
     pub architecture: Possible,
     /// Its `NoSchedule` and `NoExecute` taints.
@@ -175,10 +175,6 @@ fn read_one(pool: &Value) -> Option<NodePool> {
         })
         .collect();
     Some(NodePool {
-        name: pool["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
         os,
         architecture,
         taints,
@@ -247,14 +243,22 @@ pub fn architectures(
         if !pool.os.among(&every_os).contains(os) {
             continue;
         }
-        for arch in pool.architecture.among(&any) {
-            let given = settings.architecture_tolerations.get(&arch);
-            let tolerated = pool.taints.iter().all(|taint| {
+        let tolerated_by = |given: &[Toleration]| {
+            pool.taints.iter().all(|taint| {
                 tolerations
                     .iter()
-                    .chain(given.into_iter().flatten())
+                    .chain(given)
                     .any(|toleration| tolerates(toleration, taint))
-            });
+            })
+        };
+        // The Pod's own tolerations once; `architectureTolerations` where they add some.
+        let by_the_pod = tolerated_by(&[]);
+        for arch in pool.architecture.among(&any) {
+            let tolerated = by_the_pod
+                || settings
+                    .architecture_tolerations
+                    .get(&arch)
+                    .is_some_and(|given| tolerated_by(given));
             if tolerated {
                 found.insert(arch);
             }
@@ -267,12 +271,19 @@ pub fn architectures(
 /// installed (the host's discovery finds no `karpenter.sh/v1` `NodePool`), or the policy's
 /// `contextAwareResources` do not list NodePools (the operator has not let it read them; the
 /// host refuses the call).
+///
+/// The host's texts, exactly (policy-evaluator's `callback_handler/kubernetes/client.rs` and
+/// `runtimes/callback.rs`): any other failure (the API server down, RBAC, the lookup budget)
+/// is one, whatever numbers it carries.
 pub fn none_to_read(error: &str) -> bool {
     let lower = error.to_ascii_lowercase();
-    lower.contains("cannot find resource")
-        || lower.contains("error finding resource")
-        || lower.contains("not found")
-        || lower.contains("404")
+    // The API group is served, without the kind.
+    lower.contains("cannot find resource karpenter.sh/v1/nodepool")
+        // The API group is not served: discovery's 404.
+        || (lower.contains("error finding resource karpenter.sh/v1 / nodepool")
+            && lower.contains("code: 404"))
+        // The list itself found no such resource (a CRD deleted since discovery).
+        || (lower.contains("notfound") && lower.contains("code: 404"))
         || lower.contains("has not been granted access to kubernetes karpenter.sh/v1/nodepool")
 }
 
@@ -321,6 +332,15 @@ mod tests {
             set(&["arm64"])
         );
         assert_eq!(architectures(&pools, "windows", &[], &settings), set(&[]));
+        // A label value that names no architecture the policy knows is on no node it pins to.
+        let unknown = parse(vec![pool(json!({"template": {"spec": {"requirements": [
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["x86_64", "arm64"]},
+            {"key": "kubernetes.io/os", "operator": "In", "values": ["linux", "plan9"]}]}}}))]);
+        assert_eq!(
+            architectures(&unknown, "linux", &[], &settings),
+            set(&["arm64"])
+        );
+        assert_eq!(architectures(&unknown, "plan9", &[], &settings), set(&[]));
     }
 
     #[test]
@@ -391,14 +411,30 @@ mod tests {
     #[test]
     fn a_missing_crd_or_grant_is_no_node_pool() {
         for error in [
-            "Host error: error finding resource karpenter.sh/v1 / NodePool: ApiError: 404 page not found",
+            "Host error: error finding resource karpenter.sh/v1 / NodePool: ApiError: \"404 page not found\\n\": \
+             Failed to parse error data (ErrorResponse { status: \"404 Not Found\", message: \"\\\"404 page not \
+             found\\\\n\\\"\", reason: \"Failed to parse error data\", code: 404 })",
             "Cannot find resource karpenter.sh/v1/NodePool",
+            "Host error: ApiError: the server could not find the requested resource: NotFound (ErrorResponse { \
+             status: \"Failure\", message: \"the server could not find the requested resource\", reason: \
+             \"NotFound\", code: 404 })",
             "Policy has not been granted access to Kubernetes karpenter.sh/v1/NodePool resources. \
              The violation has been reported.",
         ] {
             assert!(none_to_read(error), "{error}");
         }
         assert!(!none_to_read("connection refused"));
+        // Numbers and words of other failures are no 404.
+        assert!(!none_to_read(
+            "not looked up: the lookup time budget (lookupBudgetMilliseconds: 2000) was spent after 2404 ms"
+        ));
+        assert!(!none_to_read(
+            "Host error: error finding resource karpenter.sh/v1 / NodePool: error trying to connect: tcp \
+             connect error: Connection refused (os error 111)"
+        ));
+        assert!(!none_to_read(
+            "Host error: Cannot find resource not found/v1"
+        ));
         assert!(!none_to_read(
             "nodepools.karpenter.sh is forbidden: User \"system:serviceaccount:kubewarden:policy-server\" \
              cannot list resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope"

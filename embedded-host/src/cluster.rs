@@ -65,7 +65,13 @@ impl Cluster {
         let found = self
             .runtime
             .block_on(kube::discovery::pinned_kind(&self.client, &gvk))
-            .map_err(|e| anyhow!("Cannot find resource {api_version}/{kind}: {e}"))?;
+            .map_err(|e| match e {
+                // policy-server's texts: the kind not served, or discovery's failure.
+                kube::Error::Discovery(kube::error::DiscoveryError::MissingKind(_)) => {
+                    anyhow!("Cannot find resource {api_version}/{kind}")
+                }
+                e => anyhow!("error finding resource {api_version} / {kind}: {e}"),
+            })?;
         self.resources.borrow_mut().insert(key, found.clone());
         Ok(found)
     }
