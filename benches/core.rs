@@ -24,25 +24,17 @@ impl Registry for Memory {
     }
 }
 
-/// A cluster of three amd64 Linux Nodes (answers to the policy's fixed selectors), and
-/// `node_pools` Karpenter NodePools (`None`: Karpenter's CRDs not installed).
+/// A cluster of Linux Nodes of `arches` (each answer to the policy's fixed selectors built once,
+/// then served from memory), and `node_pools` Karpenter NodePools (`None`: Karpenter's CRDs not
+/// installed).
 struct Answers {
-    nodes: Vec<u8>,
-    empty: Vec<u8>,
+    arches: Vec<&'static str>,
+    answers: std::collections::HashMap<String, Vec<u8>>,
     node_pools: Option<Vec<u8>>,
 }
 
 impl Answers {
-    fn new(node_pools: Option<usize>) -> Answers {
-        let node = |i: usize| {
-            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("amd-{i}"),
-                "labels": {"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux"}},
-                "status": {"nodeInfo": {"architecture": "amd64", "operatingSystem": "linux"}}})
-        };
-        let list = |items: Vec<Value>| {
-            serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "NodeList", "items": items}))
-                .unwrap()
-        };
+    fn new(arches: Vec<&'static str>, node_pools: Option<usize>) -> Answers {
         // All amd64 but the last, of ppc64le; each names its OS and has a taint-free template.
         let pool = |i: usize, arch: &str| {
             json!({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": format!("pool-{i}")},
@@ -55,8 +47,8 @@ impl Answers {
                     {"type": "NodeClassReady", "status": "True"}, {"type": "Ready", "status": "True"}]}})
         };
         Answers {
-            nodes: list((0..3).map(node).collect()),
-            empty: list(Vec::new()),
+            arches,
+            answers: Default::default(),
             node_pools: node_pools.map(|n| {
                 let items: Vec<Value> = (0..n)
                     .map(|i| pool(i, if i + 1 == n { "ppc64le" } else { "amd64" }))
@@ -66,20 +58,45 @@ impl Answers {
             }),
         }
     }
+
+    /// The NodeList a selector `kubernetes.io/os=<os>[,kubernetes.io/arch (in|notin) (<a,b>)]`
+    /// answers.
+    fn answer(&self, selector: &str) -> Vec<u8> {
+        let (os, arch) = selector.split_once(',').unwrap_or((selector, ""));
+        let (operator, values) = arch
+            .trim_start_matches("kubernetes.io/arch ")
+            .split_once(' ')
+            .unwrap_or(("", ""));
+        let values: Vec<&str> = values.trim_matches(['(', ')']).split(',').collect();
+        let items: Vec<Value> = self
+            .arches
+            .iter()
+            .enumerate()
+            .filter(|_| os == "kubernetes.io/os=linux")
+            .filter(|(_, a)| match operator {
+                "in" => values.contains(a),
+                "notin" => !values.contains(a),
+                _ => true,
+            })
+            .map(|(i, a)| {
+                json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("{a}-{i}"),
+                    "labels": {"kubernetes.io/arch": a, "kubernetes.io/os": "linux"}},
+                    "status": {"nodeInfo": {"architecture": a, "operatingSystem": "linux"}}})
+            })
+            .collect();
+        serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "NodeList", "items": items}))
+            .unwrap()
+    }
 }
 
 impl Cluster for Answers {
     fn list_nodes(&mut self, selector: &str, _masks: &[&str]) -> Result<Vec<u8>, String> {
-        let amd64 = match selector.split_once(" ") {
-            _ if selector.contains("windows") => false,
-            Some((_, rest)) if rest.starts_with("notin") => !rest.contains("amd64"),
-            Some((_, rest)) => rest.contains("amd64"),
-            None => true,
-        };
-        Ok(match amd64 {
-            true => self.nodes.clone(),
-            false => self.empty.clone(),
-        })
+        if let Some(answer) = self.answers.get(selector) {
+            return Ok(answer.clone());
+        }
+        let answer = self.answer(selector);
+        self.answers.insert(selector.to_string(), answer.clone());
+        Ok(answer)
     }
     fn get_node(&mut self, _name: &str, _masks: &[&str]) -> Result<Vec<u8>, String> {
         Err("not used".into())
@@ -232,22 +249,41 @@ fn main() {
     }
     // readNodes: three amd64 Nodes, an index of amd64, arm64 and s390x builds. Without Karpenter
     // the NodePool list fails as not found (accepted: every Node runs it); with 20 NodePools (one
-    // of ppc64le, which no image runs on) the Pod is pinned to amd64. The host's answers come
-    // from memory: this is the policy's own work.
+    // of ppc64le, which no image runs on) the Pod is pinned to amd64. Then 2,500 amd64 and 2,500
+    // arm64 Nodes and amd64-only images: pinned to amd64, both Node lists read. The host's
+    // answers come from memory: this is the policy's own work.
     println!();
     println!("| readNodes case (native, answers from memory) | decide |");
     println!("|---|---|");
     let node_aware = payload_with(3, 3, json!({"readNodes": true}));
     let parsed: Payload = serde_json::from_slice(&node_aware).unwrap();
     let pod = parsed.request.object.as_ref().unwrap();
-    for (name, node_pools) in [
-        ("3 amd64 Nodes, no Karpenter", None),
-        ("3 amd64 Nodes, 20 NodePools", Some(20)),
+    let amd64_only = serde_json::to_vec(
+        &json!({"schemaVersion": 2, "manifests": [entry("amd64", "linux"), attestation]}),
+    )
+    .unwrap();
+    let amd64 = || vec!["amd64"; 3];
+    let half_and_half = || (0..5000).map(|i| ["amd64", "arm64"][i % 2]).collect();
+    for (name, arches, node_pools, index) in [
+        ("3 amd64 Nodes, no Karpenter", amd64(), None, &index),
+        ("3 amd64 Nodes, 20 NodePools", amd64(), Some(20), &index),
+        (
+            "5,000 amd64 and arm64 Nodes, amd64-only images, no Karpenter",
+            half_and_half(),
+            None,
+            &amd64_only,
+        ),
+        (
+            "5,000 amd64 and arm64 Nodes, amd64-only images, 20 NodePools",
+            half_and_half(),
+            Some(20),
+            &amd64_only,
+        ),
     ] {
         let mut registry = Memory {
             index: index.clone(),
         };
-        let mut cluster = Answers::new(node_pools);
+        let mut cluster = Answers::new(arches, node_pools);
         let mut decide_once = |cluster: &mut Answers| {
             policy::evaluate(
                 Request {
