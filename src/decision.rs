@@ -17,7 +17,7 @@ use crate::nodes::{self, Builds, Pools, Schedulable};
 use crate::platform::{self, Architectures};
 use crate::pod::{self, PodImage};
 use crate::registry::Registry;
-use crate::resolve::{self, ImagePlatforms};
+use crate::resolve::{self, host_error, ImagePlatforms};
 use crate::settings::{self, OnLookupFailure, OnNoCommonArchitecture, Settings};
 use crate::tolerations;
 use crate::webassembly;
@@ -377,6 +377,8 @@ fn same_verdict(
 struct Memo<'a> {
     inner: &'a mut dyn Cluster,
     lists: Vec<(String, Result<Vec<u8>, String>)>,
+    /// The Node lists read, by label selector, as Nodes: each parsed once.
+    nodes: Vec<(String, Result<Vec<nodes::Node>, String>)>,
 }
 
 impl<'a> Memo<'a> {
@@ -384,22 +386,20 @@ impl<'a> Memo<'a> {
         Memo {
             inner,
             lists: Vec::new(),
+            nodes: Vec::new(),
         }
     }
 
     /// Whether the Node lists of `os` read so far were all read and held no Node (a failed
     /// list has settled the decision per `onLookupFailure` already).
     fn read_no_node_of(&self, os: &str) -> bool {
-        let prefix = format!("list {}={os}", platform::OS_LABEL);
-        let mut of_os = self.lists.iter().filter(|(key, _)| {
-            key.strip_prefix(&prefix)
+        let prefix = format!("{}={os}", platform::OS_LABEL);
+        let mut of_os = self.nodes.iter().filter(|(selector, _)| {
+            selector
+                .strip_prefix(&prefix)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(','))
         });
-        of_os.all(|(_, answer)| {
-            answer
-                .as_deref()
-                .is_ok_and(|raw| nodes::parse_list(raw).is_ok_and(|nodes| nodes.is_empty()))
-        })
+        of_os.all(|(_, nodes)| nodes.as_ref().is_ok_and(Vec::is_empty))
     }
 
     fn once(
@@ -427,6 +427,18 @@ impl Cluster for Memo<'_> {
     }
     fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
         self.once("pools".to_string(), |c| c.list_node_pools(masks))
+    }
+    fn nodes(&mut self, selector: &str) -> Result<Vec<nodes::Node>, String> {
+        if let Some((_, nodes)) = self.nodes.iter().find(|(s, _)| s == selector) {
+            return nodes.clone();
+        }
+        let nodes = self
+            .inner
+            .list_nodes(selector, &nodes::FIELD_MASKS)
+            .map_err(host_error)
+            .and_then(|raw| nodes::parse_list(&raw));
+        self.nodes.push((selector.to_string(), nodes.clone()));
+        nodes
     }
 }
 
@@ -617,6 +629,9 @@ impl Cluster for Shared<'_, '_> {
     }
     fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
         self.0.borrow_mut().list_node_pools(masks)
+    }
+    fn nodes(&mut self, selector: &str) -> Result<Vec<nodes::Node>, String> {
+        self.0.borrow_mut().nodes(selector)
     }
 }
 

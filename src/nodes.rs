@@ -341,11 +341,7 @@ fn architectures(nodes: &[Node]) -> Architectures {
 }
 
 fn list(cluster: &mut dyn Cluster, selector: &str) -> Result<Vec<Node>, String> {
-    parse_list(
-        &cluster
-            .list_nodes(selector, &FIELD_MASKS)
-            .map_err(host_error)?,
-    )
+    cluster.nodes(selector)
 }
 
 /// Whether the cluster has nodes of an OS other than `os`: an `autoscaled` pool of one (no call),
