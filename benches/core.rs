@@ -5,9 +5,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use image_arch_affinity::cluster::Cluster;
+use image_arch_affinity::host::cluster::Cluster;
+use image_arch_affinity::host::registry::Registry;
 use image_arch_affinity::policy::{self, Request};
-use image_arch_affinity::registry::Registry;
 use image_arch_affinity::Payload;
 use serde_json::{json, Value};
 
@@ -226,7 +226,7 @@ fn main() {
                 },
                 &parsed.settings,
                 registry,
-                &mut image_arch_affinity::cluster::NoCluster,
+                &mut image_arch_affinity::host::cluster::NoCluster,
             )
         };
         let decide = time(iterations, || decide_once(&mut registry));

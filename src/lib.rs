@@ -12,25 +12,15 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
-pub mod affinity;
-pub mod cluster;
-pub mod constraint;
-pub mod decision;
+pub mod decide;
 pub mod edit;
+pub mod host;
 pub mod image;
 pub mod message;
-pub mod node_pools;
-pub mod nodes;
 pub mod platform;
-pub mod pod;
 pub mod policy;
-pub mod registry;
-pub mod resolve;
+pub mod read;
 pub mod settings;
-pub mod sparse;
-pub mod tolerations;
-pub mod webassembly;
-pub mod workload;
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -39,11 +29,11 @@ use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use cluster::{Cluster, NoCluster};
+use host::cluster::{Cluster, NoCluster};
+use host::registry::Registry;
+use host::sparse::Sparse;
 use policy::{Decision, Request, Verdict};
-use registry::Registry;
 use settings::Settings;
-use sparse::Sparse;
 
 /// Answers `validate_settings`: the settings are valid, or why not.
 pub fn validate_settings_payload(payload: &[u8]) -> Vec<u8> {
@@ -147,8 +137,8 @@ pub fn validate_payload_in_cluster(
     let decision = serde_json::from_slice::<Payload>(payload).and_then(|payload| {
         let started = Instant::now();
         let budget = Duration::from_millis(payload.settings.lookup_budget_milliseconds);
-        let mut registry = registry::Budgeted::new(registry, budget, || started.elapsed());
-        let mut cluster = cluster::Budgeted::new(cluster, budget, || started.elapsed());
+        let mut registry = host::registry::Budgeted::new(registry, budget, || started.elapsed());
+        let mut cluster = host::cluster::Budgeted::new(cluster, budget, || started.elapsed());
         decide_in_cluster(
             payload.request,
             &payload.settings,
@@ -234,8 +224,8 @@ mod guest {
     fn validate(payload: &[u8]) -> CallResult {
         Ok(super::validate_payload_in_cluster(
             payload,
-            &mut crate::registry::HostRegistry,
-            &mut crate::cluster::HostCluster,
+            &mut crate::host::registry::HostRegistry,
+            &mut crate::host::cluster::HostCluster,
         ))
     }
 

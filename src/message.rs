@@ -2,10 +2,10 @@
 //! past 256 characters, and host errors arrive as multi-line chains. Every text an operator
 //! reads is built here; `decision` decides which one applies.
 
-use crate::constraint::{Admits, Constraints};
-use crate::nodes::Schedulable;
 use crate::platform::{self, Architectures};
-use crate::resolve::ImagePlatforms;
+use crate::read::constraint::{Admits, Constraints};
+use crate::read::nodes::Schedulable;
+use crate::read::resolve::ImagePlatforms;
 use crate::settings::Settings;
 
 /// Prefix of every message and warning, so users know where it comes from.

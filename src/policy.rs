@@ -1,18 +1,18 @@
-//! The admission request routed to the decision: a Pod CREATE to `decision::decide_pod`, a
+//! The admission request routed to the decision: a Pod CREATE to `decide::decide_pod`, a
 //! workload to `workload` (which applies the same decision to its Pod template), anything else
 //! accepted. The data flows one way: request (`lib.rs`) -> read (`pod`, `constraint`, `resolve`)
 //! -> decide (`decision`) -> edit (`affinity`, `tolerations`) -> response (`lib.rs`).
 
 use serde_json::Value;
 
-use crate::cluster::Cluster;
-use crate::decision;
-pub use crate::decision::{
+use crate::decide;
+use crate::decide::workload;
+pub use crate::decide::{
     Decision, Outcome, Subject, Verdict, ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION, PREFIX,
 };
-use crate::registry::Registry;
+use crate::host::cluster::Cluster;
+use crate::host::registry::Registry;
 use crate::settings::Settings;
-use crate::workload;
 
 /// The admission request fields the decision reads.
 #[derive(Debug, Clone)]
@@ -54,7 +54,7 @@ pub fn evaluate(
         name: "Pod",
         daemon_set: false,
     };
-    match decision::decide_pod(&mut pod, subject, settings, registry, cluster) {
+    match decide::decide_pod(&mut pod, subject, settings, registry, cluster) {
         Outcome::Unchanged(warnings) => Decision::accept(warnings),
         Outcome::Changed(warnings) => Decision {
             verdict: Verdict::Mutate(pod),

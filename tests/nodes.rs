@@ -533,7 +533,7 @@ fn what_is_read_does_not_grow_with_the_cluster_when_images_cover_it() {
         })
         .collect();
     let mut cluster = FixtureCluster::of(nodes);
-    let answer = image_arch_affinity::cluster::Cluster::list_nodes(
+    let answer = image_arch_affinity::host::cluster::Cluster::list_nodes(
         &mut cluster,
         "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)",
         &["status.nodeInfo.architecture"],

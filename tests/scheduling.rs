@@ -1516,7 +1516,7 @@ fn check_node_aware(
     let default_os = case.settings["defaultOperatingSystem"]
         .as_str()
         .unwrap_or("linux");
-    let os = image_arch_affinity::constraint::Constraints::read_pod(&case.pod, default_os).os;
+    let os = image_arch_affinity::read::constraint::Constraints::read_pod(&case.pod, default_os).os;
     let mut cluster = cluster.clone();
     if cluster.architectures(&os).is_empty() {
         // At least one Node of the Pod's OS (a Pod of an OS no node runs is refused unread).
@@ -1661,7 +1661,7 @@ fn check_node_aware(
     let (with_nodes, calls) = evaluate(&node_aware);
     let (with_setting, none) = evaluate(&fixed);
     prop_assert!(none.is_empty());
-    let selectors = image_arch_affinity::nodes::selectors();
+    let selectors = image_arch_affinity::read::nodes::selectors();
     let pool_reads = calls
         .iter()
         .filter(|c| *c == common::NODE_POOLS_CALL)

@@ -142,8 +142,8 @@ fn match_node_labels_copies_only_values_a_node_label_can_hold() {
 
 // ---- properties over hostile values ----
 
-use image_arch_affinity::nodes;
 use image_arch_affinity::policy::Verdict;
+use image_arch_affinity::read::nodes;
 use image_arch_affinity::settings::check_label_value;
 use proptest::prelude::*;
 

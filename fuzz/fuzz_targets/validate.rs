@@ -8,9 +8,9 @@
 //! ones the policy loads, every node label value the mutation adds is a valid label value.
 #![no_main]
 
-use image_arch_affinity::cluster::Cluster;
-use image_arch_affinity::nodes;
-use image_arch_affinity::registry::Registry;
+use image_arch_affinity::host::cluster::Cluster;
+use image_arch_affinity::read::nodes;
+use image_arch_affinity::host::registry::Registry;
 use image_arch_affinity::settings::{check_label_value, Settings};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

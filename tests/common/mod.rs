@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
-use image_arch_affinity::cluster::Cluster;
+use image_arch_affinity::host::cluster::Cluster;
+use image_arch_affinity::host::registry::Registry;
+use image_arch_affinity::host::sparse::Sparse;
 use image_arch_affinity::policy::{self, Decision, Request, Verdict};
-use image_arch_affinity::registry::Registry;
 use image_arch_affinity::settings::Settings;
-use image_arch_affinity::sparse::Sparse;
 use image_arch_affinity::{Kind, RawRequest};
 use serde_json::{json, Value};
 
@@ -450,7 +450,7 @@ impl Cluster for FixtureCluster {
 
     fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
         self.calls.push(NODE_POOLS_CALL.to_string());
-        assert_eq!(masks, image_arch_affinity::node_pools::FIELD_MASKS);
+        assert_eq!(masks, image_arch_affinity::read::node_pools::FIELD_MASKS);
         if let Some(failure) = &self.failure {
             if self.fail_from.is_none_or(|from| self.calls.len() > from) {
                 return Err(failure.clone());

@@ -18,129 +18,12 @@
 //! pool of it already says so. A Pod whose own constraints keep it to its OS (the usual
 //! `nodeSelector: kubernetes.io/os: windows` of Windows Pods) reads none.
 
-use serde::Deserialize;
+use crate::read::cache::ClusterCache;
+use crate::read::constraint::Admits;
+use crate::read::node::{parse_node, Node};
 
-use crate::cluster::Cluster;
-use crate::constraint::Admits;
-
+use crate::host::host_error;
 use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL};
-use crate::resolve::host_error;
-use crate::sparse::Text;
-
-/// What the policy reads of a Node besides its metadata (which the host always returns whole):
-/// the kubelet's own report of its architecture and OS, for a Node whose labels lack them.
-pub const FIELD_MASKS: [&str; 2] = [
-    "status.nodeInfo.architecture",
-    "status.nodeInfo.operatingSystem",
-];
-
-/// One Node as the policy reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Node {
-    pub name: String,
-    /// `kubernetes.io/os` (else the beta label, else `status.nodeInfo.operatingSystem`).
-    pub os: Option<String>,
-    /// `kubernetes.io/arch` (else the beta label, else `status.nodeInfo.architecture`).
-    pub architecture: Option<String>,
-    /// A Windows Node's `node.kubernetes.io/windows-build`.
-    pub windows_build: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-struct RawList<'a> {
-    #[serde(borrow, default)]
-    items: Option<Vec<RawNode<'a>>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawNode<'a> {
-    #[serde(borrow)]
-    metadata: RawMetadata<'a>,
-    #[serde(borrow)]
-    status: RawStatus<'a>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawMetadata<'a> {
-    #[serde(borrow)]
-    name: Option<Text<'a>>,
-    #[serde(borrow)]
-    labels: Option<RawLabels<'a>>,
-}
-
-/// The four labels the policy reads; the others are skipped without being built.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawLabels<'a> {
-    #[serde(borrow, rename = "kubernetes.io/arch")]
-    arch: Option<Text<'a>>,
-    #[serde(borrow, rename = "beta.kubernetes.io/arch")]
-    beta_arch: Option<Text<'a>>,
-    #[serde(borrow, rename = "kubernetes.io/os")]
-    os: Option<Text<'a>>,
-    #[serde(borrow, rename = "beta.kubernetes.io/os")]
-    beta_os: Option<Text<'a>>,
-    #[serde(borrow, rename = "node.kubernetes.io/windows-build")]
-    windows_build: Option<Text<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawStatus<'a> {
-    #[serde(borrow, rename = "nodeInfo")]
-    node_info: RawNodeInfo<'a>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawNodeInfo<'a> {
-    #[serde(borrow)]
-    architecture: Option<Text<'a>>,
-    #[serde(borrow, rename = "operatingSystem")]
-    operating_system: Option<Text<'a>>,
-}
-
-impl RawNode<'_> {
-    fn read(self) -> Node {
-        let value = |text: Option<Text<'_>>| {
-            text.map(|t| t.0.trim().to_string())
-                .filter(|t| !t.is_empty())
-        };
-        let labels = self.metadata.labels.unwrap_or_default();
-        let info = self.status.node_info;
-        Node {
-            name: value(self.metadata.name).unwrap_or_default(),
-            os: value(labels.os)
-                .or(value(labels.beta_os))
-                .or(value(info.operating_system)),
-            architecture: value(labels.arch)
-                .or(value(labels.beta_arch))
-                .or(value(info.architecture)),
-            windows_build: value(labels.windows_build),
-        }
-    }
-}
-
-/// Reads the host's answer to a Node list.
-pub fn parse_list(raw: &[u8]) -> Result<Vec<Node>, String> {
-    let list: RawList = serde_json::from_slice(raw)
-        .map_err(|e| format!("the host's answer is not a NodeList: {e}"))?;
-    Ok(list
-        .items
-        .unwrap_or_default()
-        .into_iter()
-        .map(RawNode::read)
-        .collect())
-}
-
-/// Reads the host's answer to a Node get.
-pub fn parse_node(raw: &[u8]) -> Result<Node, String> {
-    let node: RawNode =
-        serde_json::from_slice(raw).map_err(|e| format!("the host's answer is not a Node: {e}"))?;
-    Ok(node.read())
-}
 
 /// The architectures a label selector may name besides the OS: the platforms Kubernetes
 /// releases its node binaries for. Every label selector the policy sends is
@@ -340,15 +223,11 @@ fn architectures(nodes: &[Node]) -> Architectures {
         .collect()
 }
 
-fn list(cluster: &mut dyn Cluster, selector: &str) -> Result<Vec<Node>, String> {
-    cluster.nodes(selector)
-}
-
 /// Whether the cluster has nodes of an OS other than `os`: an `autoscaled` pool of one (no call),
 /// else a Node listed with the selector `kubernetes.io/os=<other>` (one of `selectors`). Errors
 /// are the host's.
 pub fn other_operating_system(
-    cluster: &mut dyn Cluster,
+    cache: &mut ClusterCache,
     os: &str,
     autoscaled: &dyn Fn(&str) -> Pools,
 ) -> Result<bool, String> {
@@ -356,7 +235,7 @@ pub fn other_operating_system(
         return Ok(true);
     }
     for other in platform::other_operating_systems(os) {
-        if !list(cluster, &format!("{OS_LABEL}={other}"))?.is_empty() {
+        if !cache.nodes(&format!("{OS_LABEL}={other}"))?.is_empty() {
             return Ok(true);
         }
     }
@@ -367,11 +246,11 @@ pub fn other_operating_system(
 /// reads), with the `autoscaled` pools of that OS: `None` when the cluster has neither. For a Pod
 /// whose images run on `os` besides its own. Errors are the host's.
 pub fn of_operating_system(
-    cluster: &mut dyn Cluster,
+    cache: &mut ClusterCache,
     os: &str,
     pools: &Pools,
 ) -> Result<Option<Schedulable>, String> {
-    let nodes = list(cluster, &format!("{OS_LABEL}={os}"))?;
+    let nodes = cache.nodes(&format!("{OS_LABEL}={os}"))?;
     if nodes.is_empty() && pools.is_empty() {
         return Ok(None);
     }
@@ -395,13 +274,13 @@ pub fn of_operating_system(
 /// Node or pool of `os`: it has at least one), and with all of them. `all_nodes` (a Windows
 /// Pod's OS builds) reads both. Errors are the host's (to handle per `onLookupFailure`).
 pub fn decide_from_nodes<T: PartialEq>(
-    cluster: &mut dyn Cluster,
+    cache: &mut ClusterCache,
     os: &str,
     images: &Architectures,
     admits: &Admits,
     pools: &Pools,
     all_nodes: bool,
-    decide: &mut dyn FnMut(&Schedulable) -> T,
+    decide: &mut dyn FnMut(&mut ClusterCache, &Schedulable) -> T,
 ) -> Result<T, String> {
     let named: Architectures = SELECTOR_ARCHITECTURES
         .iter()
@@ -412,9 +291,12 @@ pub fn decide_from_nodes<T: PartialEq>(
     let outside = selector(os, "notin", &named).unwrap_or_default();
     let Some(inside) = selector(os, "in", &named) else {
         // Every Node is outside those a selector may name: one list of them all.
-        let nodes = list(cluster, &outside)?;
+        let nodes = cache.nodes(&outside)?;
         let found = architectures(&nodes);
-        return Ok(decide(&Schedulable::read(os, &found, pools, Some(nodes))));
+        return Ok(decide(
+            cache,
+            &Schedulable::read(os, &found, pools, Some(nodes)),
+        ));
     };
     let inside_first = matches!(admits, Admits::Only(only) if only.is_subset(&named));
     let (first, second) = if inside_first {
@@ -422,7 +304,7 @@ pub fn decide_from_nodes<T: PartialEq>(
     } else {
         (&outside, &inside)
     };
-    let mut nodes = list(cluster, first)?;
+    let mut nodes = cache.nodes(first)?;
     if !all_nodes {
         let found = architectures(&nodes);
         let known: Architectures = found.union(autoscaled).cloned().collect();
@@ -451,7 +333,9 @@ pub fn decide_from_nodes<T: PartialEq>(
                 let found = found.union(more).cloned().collect();
                 Schedulable::read(os, &found, pools, None)
             };
-            let mut answers = possible.iter().map(|more| decide(&cluster_with(more)));
+            let mut answers = possible
+                .iter()
+                .map(|more| decide(&mut *cache, &cluster_with(more)));
             if let Some(first) = answers.next() {
                 let mut same = true;
                 for answer in answers {
@@ -467,15 +351,15 @@ pub fn decide_from_nodes<T: PartialEq>(
                     };
                     let mut read = Schedulable::read_part(os, &found, pools, None, &unread);
                     read.architectures.extend(possible[0].iter().cloned());
-                    return Ok(decide(&read));
+                    return Ok(decide(cache, &read));
                 }
             }
         }
     }
-    nodes.extend(list(cluster, second)?);
+    nodes.extend(cache.nodes(second)?);
     let found = architectures(&nodes);
     let schedulable = Schedulable::read(os, &found, pools, Some(nodes));
-    Ok(decide(&schedulable))
+    Ok(decide(cache, &schedulable))
 }
 
 /// What the cluster's Windows Nodes say about the OS builds a Windows Pod's images share.
@@ -549,8 +433,8 @@ pub fn windows_builds(
 }
 
 /// The Node a bound Pod runs on, read through the host; the error says why it cannot be told.
-pub fn bound_node(cluster: &mut dyn Cluster, name: &str) -> Result<Node, String> {
-    let node = parse_node(&cluster.get_node(name, &FIELD_MASKS).map_err(host_error)?)?;
+pub fn bound_node(cache: &mut ClusterCache, name: &str) -> Result<Node, String> {
+    let node = parse_node(&cache.node(name).map_err(host_error)?)?;
     if node.architecture.is_none() {
         return Err(format!(
             "the Node has neither a {ARCH_LABEL} label nor status.nodeInfo.architecture"
@@ -562,36 +446,6 @@ pub fn bound_node(cluster: &mut dyn Cluster, name: &str) -> Result<Node, String>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn labels_first_then_the_kubelet_status() {
-        let nodes = parse_list(
-            br#"{"apiVersion":"v1","kind":"NodeList","items":[
-            {"metadata":{"name":"a","labels":{"kubernetes.io/arch":"arm64","kubernetes.io/os":"linux","zone":"z"}},
-             "status":{"nodeInfo":{"architecture":"amd64","operatingSystem":"linux"}}},
-            {"metadata":{"name":"b","labels":{"beta.kubernetes.io/arch":"s390x"}}},
-            {"metadata":{"name":"c"},"status":{"nodeInfo":{"architecture":"ppc64le","operatingSystem":"linux"}}},
-            {"metadata":{"name":"d","labels":{"kubernetes.io/arch":""}}}]}"#,
-        )
-        .unwrap();
-        let read: Vec<(&str, Option<&str>, Option<&str>)> = nodes
-            .iter()
-            .map(|n| (n.name.as_str(), n.os.as_deref(), n.architecture.as_deref()))
-            .collect();
-        assert_eq!(
-            read,
-            [
-                ("a", Some("linux"), Some("arm64")),
-                ("b", None, Some("s390x")),
-                ("c", Some("linux"), Some("ppc64le")),
-                ("d", None, None)
-            ]
-        );
-        assert_eq!(parse_list(br#"{"items":null}"#).unwrap(), []);
-        assert!(parse_list(br#""not a list""#)
-            .unwrap_err()
-            .starts_with("the host's answer is not a NodeList: "));
-    }
 
     #[test]
     fn selectors_name_only_release_platforms() {

@@ -22,9 +22,9 @@
 
 use serde_json::Value;
 
-use crate::cluster::Cluster;
+use crate::host::host_error;
 use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
-use crate::resolve::host_error;
+use crate::read::cache::ClusterCache;
 use crate::settings::{check_label_value, Settings, Toleration};
 
 /// What the policy reads of a NodePool besides its metadata.
@@ -290,8 +290,8 @@ pub fn none_to_read(error: &str) -> bool {
 /// Every NodePool Karpenter provisions from: one list (`karpenter.sh/v1` `NodePool`,
 /// cluster-wide). None when Karpenter's CRDs are not installed or the policy may not read them
 /// (`none_to_read`); other errors are the host's.
-pub fn read(cluster: &mut dyn Cluster) -> Result<Vec<NodePool>, String> {
-    match cluster.list_node_pools(&FIELD_MASKS) {
+pub fn read(cache: &mut ClusterCache) -> Result<Vec<NodePool>, String> {
+    match cache.node_pools(&FIELD_MASKS) {
         Ok(raw) => parse_list(&raw),
         Err(error) if none_to_read(&error) => Ok(Vec::new()),
         Err(error) => Err(host_error(error)),

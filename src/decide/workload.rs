@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use crate::cluster::Cluster;
-use crate::decision::{self, Decision, Outcome, Subject, Verdict, PREFERRED_ANNOTATION};
-use crate::pod;
-use crate::registry::Registry;
+use crate::decide::{self, Decision, Outcome, Subject, Verdict, PREFERRED_ANNOTATION};
+use crate::host::cluster::Cluster;
+use crate::host::registry::Registry;
+use crate::read::pod;
 use crate::settings::{Settings, TemplateMode};
 
 /// Where a workload kind keeps its Pod template, or `None` for kinds the policy does not handle.
@@ -115,7 +115,7 @@ pub fn evaluate(
         name: "Pod template",
         daemon_set: kind == "DaemonSet" && mode == TemplateMode::Validate,
     };
-    match decision::decide_pod(pod_template, subject, settings, registry, cluster) {
+    match decide::decide_pod(pod_template, subject, settings, registry, cluster) {
         Outcome::Rejected(message, warnings) => Decision {
             verdict: Verdict::Reject(message),
             warnings,

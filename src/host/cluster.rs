@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::nodes::{self, Node};
-use crate::registry::within_budget;
-use crate::resolve::host_error;
+use crate::host::within_budget;
 
 /// The host's Kubernetes capabilities, as far as Nodes go. Each method returns the host's raw
 /// JSON answer (a `NodeList`, or one `Node`), or the host's error text.
@@ -22,15 +20,6 @@ pub trait Cluster {
     /// `kubernetes/list_resources_all` on `karpenter.sh/v1/NodePool` (cluster-scoped), with
     /// field masks and no selector.
     fn list_node_pools(&mut self, field_masks: &[&str]) -> Result<Vec<u8>, String>;
-    /// `list_nodes` with the policy's field masks, read into Nodes (errors are the host's). A
-    /// cache of an evaluation's lists (`decision::Memo`) answers it from the Nodes it read.
-    fn nodes(&mut self, label_selector: &str) -> Result<Vec<Node>, String> {
-        nodes::parse_list(
-            &self
-                .list_nodes(label_selector, &nodes::FIELD_MASKS)
-                .map_err(host_error)?,
-        )
-    }
 }
 
 /// No cluster to read: what the decision gets when the node-aware mode is off (it never calls

@@ -287,7 +287,7 @@ impl Constraints {
     /// admit (terms on `kubernetes.io/os In [windows]`), else `default`.
     pub fn read_pod(pod: &Value, default: &str) -> Constraints {
         let spec = &pod["spec"];
-        if let Some(os) = crate::pod::chosen_operating_system(pod) {
+        if let Some(os) = crate::read::pod::chosen_operating_system(pod) {
             return Constraints::read(spec, os);
         }
         let by_default = Constraints::read(spec, default);
@@ -342,7 +342,7 @@ impl Constraints {
         let required =
             &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
         let terms = (!required.is_null()).then(|| {
-            crate::pod::required_terms(spec)
+            crate::read::pod::required_terms(spec)
                 .map(|terms| terms.iter().map(Term::read).collect())
                 .unwrap_or_default()
         });

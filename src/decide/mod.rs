@@ -3,24 +3,25 @@
 //! them, and edit it (`affinity`, `tolerations`); the texts are `message`'s. Plain Rust over
 //! plain data: `policy` routes requests here, `workload` finds the templates.
 
-use std::cell::RefCell;
+pub mod workload;
 
 use serde_json::Value;
 
-use crate::affinity;
-use crate::cluster::Cluster;
-use crate::constraint::{Admits, Constraints};
 use crate::edit;
+use crate::edit::affinity;
+use crate::edit::tolerations;
+use crate::host::cluster::Cluster;
+use crate::host::registry::Registry;
 use crate::message::{self, Failure, Refusal};
-use crate::node_pools;
-use crate::nodes::{self, Builds, Pools, Schedulable};
 use crate::platform::{self, Architectures};
-use crate::pod::{self, PodImage};
-use crate::registry::Registry;
-use crate::resolve::{self, host_error, ImagePlatforms};
+use crate::read::cache::ClusterCache;
+use crate::read::constraint::{Admits, Constraints};
+use crate::read::node_pools;
+use crate::read::nodes::{self, Builds, Pools, Schedulable};
+use crate::read::pod::{self, PodImage};
+use crate::read::resolve::{self, ImagePlatforms};
+use crate::read::webassembly;
 use crate::settings::{self, OnLookupFailure, OnNoCommonArchitecture, Settings};
-use crate::tolerations;
-use crate::webassembly;
 
 /// Annotation in which the policy records the architectures it computed.
 pub const ARCHITECTURES_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/architectures";
@@ -93,7 +94,8 @@ pub fn decide_pod(
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
 ) -> Outcome {
-    steps(pod, subject, settings, registry, cluster).unwrap_or_else(|outcome| outcome)
+    let mut cache = ClusterCache::new(cluster);
+    steps(pod, subject, settings, registry, &mut cache).unwrap_or_else(|outcome| outcome)
 }
 
 /// What the decision knows of the Pod and its images before it looks at the cluster.
@@ -171,7 +173,7 @@ fn steps(
     subject: Subject,
     settings: &Settings,
     registry: &mut dyn Registry,
-    cluster: &mut dyn Cluster,
+    cluster: &mut ClusterCache,
 ) -> Result<Outcome, Outcome> {
     // 1. Skip what the policy does not place; check a bound Pod against its node.
     let images = placed_by_scheduler(pod, subject.name, settings, registry, cluster)?;
@@ -259,20 +261,14 @@ fn steps(
 fn settle_from_cluster(
     pod: &mut Value,
     facts: &Facts,
-    cluster: &mut dyn Cluster,
+    cluster: &mut ClusterCache,
     warnings: Vec<String>,
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
-    let mut cluster = Memo::new(cluster);
     let configured = pools_of(settings, |_| Architectures::new());
     let mut decided = pod.clone();
-    let nodes_alone = settle_from_nodes(
-        &mut decided,
-        facts,
-        &mut cluster,
-        &configured,
-        warnings.clone(),
-    );
+    let nodes_alone =
+        settle_from_nodes(&mut decided, facts, cluster, &configured, warnings.clone());
     if nodes_alone.is_err() {
         // A Node list failed under `onLookupFailure: accept` or `reject`: that settles it.
         *pod = decided;
@@ -280,13 +276,7 @@ fn settle_from_cluster(
     }
     let every = pools_of(settings, |_| platform::every_architecture());
     let mut hypothetical = pod.clone();
-    let with_every = settle_from_nodes(
-        &mut hypothetical,
-        facts,
-        &mut cluster,
-        &every,
-        warnings.clone(),
-    );
+    let with_every = settle_from_nodes(&mut hypothetical, facts, cluster, &every, warnings.clone());
     // Where the Pod's OS has no Node nor configured pool, the Nodes alone decide as if it had
     // every architecture (`Schedulable` unknown): a NodePool of that OS can only narrow that, so
     // the two decisions above do not bound it and the NodePools are read.
@@ -296,7 +286,7 @@ fn settle_from_cluster(
         *pod = decided;
         return nodes_alone;
     }
-    let pools = match node_pools::read(&mut cluster) {
+    let pools = match node_pools::read(cluster) {
         Ok(pools) => pools,
         Err(cause) => {
             // The warnings of both decisions (a Node list that failed too), then the failure's.
@@ -326,7 +316,7 @@ fn settle_from_cluster(
     let with_pools = pools_of(settings, |os| {
         node_pools::architectures(&pools, os, &tolerations, settings)
     });
-    settle_from_nodes(pod, facts, &mut cluster, &with_pools, warnings)
+    settle_from_nodes(pod, facts, cluster, &with_pools, warnings)
 }
 
 /// The pools of each OS: `autoscaledArchitectures`' for it, and what `node_pools` says the
@@ -372,76 +362,6 @@ fn same_verdict(
     }
 }
 
-/// A cluster whose lists are read once per evaluation: the decisions `settle_from_cluster`
-/// weighs read the same Nodes.
-struct Memo<'a> {
-    inner: &'a mut dyn Cluster,
-    lists: Vec<(String, Result<Vec<u8>, String>)>,
-    /// The Node lists read, by label selector, as Nodes: each parsed once.
-    nodes: Vec<(String, Result<Vec<nodes::Node>, String>)>,
-}
-
-impl<'a> Memo<'a> {
-    fn new(inner: &'a mut dyn Cluster) -> Memo<'a> {
-        Memo {
-            inner,
-            lists: Vec::new(),
-            nodes: Vec::new(),
-        }
-    }
-
-    /// Whether the Node lists of `os` read so far were all read and held no Node (a failed
-    /// list has settled the decision per `onLookupFailure` already).
-    fn read_no_node_of(&self, os: &str) -> bool {
-        let prefix = format!("{}={os}", platform::OS_LABEL);
-        let mut of_os = self.nodes.iter().filter(|(selector, _)| {
-            selector
-                .strip_prefix(&prefix)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(','))
-        });
-        of_os.all(|(_, nodes)| nodes.as_ref().is_ok_and(Vec::is_empty))
-    }
-
-    fn once(
-        &mut self,
-        key: String,
-        call: impl FnOnce(&mut dyn Cluster) -> Result<Vec<u8>, String>,
-    ) -> Result<Vec<u8>, String> {
-        if let Some((_, answer)) = self.lists.iter().find(|(k, _)| *k == key) {
-            return answer.clone();
-        }
-        let answer = call(self.inner);
-        self.lists.push((key, answer.clone()));
-        answer
-    }
-}
-
-impl Cluster for Memo<'_> {
-    fn list_nodes(&mut self, selector: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
-        self.once(format!("list {selector}"), |c| {
-            c.list_nodes(selector, masks)
-        })
-    }
-    fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
-        self.once(format!("get {name}"), |c| c.get_node(name, masks))
-    }
-    fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
-        self.once("pools".to_string(), |c| c.list_node_pools(masks))
-    }
-    fn nodes(&mut self, selector: &str) -> Result<Vec<nodes::Node>, String> {
-        if let Some((_, nodes)) = self.nodes.iter().find(|(s, _)| s == selector) {
-            return nodes.clone();
-        }
-        let nodes = self
-            .inner
-            .list_nodes(selector, &nodes::FIELD_MASKS)
-            .map_err(host_error)
-            .and_then(|raw| nodes::parse_list(&raw));
-        self.nodes.push((selector.to_string(), nodes.clone()));
-        nodes
-    }
-}
-
 /// The node OSes other than `os` a Pod that does not choose its OS (`spec.os`, the nodeSelector)
 /// may run on: those whose nodes its constraints admit and on which every known image runs.
 fn other_operating_systems(
@@ -475,7 +395,7 @@ fn other_operating_systems(
 fn settle_from_nodes(
     pod: &mut Value,
     facts: &Facts,
-    cluster: &mut dyn Cluster,
+    cluster: &mut ClusterCache,
     pools: &dyn Fn(&str) -> Pools,
     mut warnings: Vec<String>,
 ) -> Result<Outcome, Outcome> {
@@ -490,21 +410,21 @@ fn settle_from_nodes(
         );
     // The Nodes of another OS are read after those of the Pod's OS, once, and only for an
     // outcome the OS pin can change (`other_operating_system`).
-    let cluster = RefCell::new(cluster);
     let mut other_os: Option<Result<(bool, Vec<String>), Outcome>> = None;
     // A Pod whose images run on several OSes reads the Nodes of the others once, whatever the
     // decision for its own.
     let mut others: Option<Result<OthersRead, Outcome>> = None;
-    let mut decide = |schedulable: &Schedulable| {
+    let mut decide = |cache: &mut ClusterCache, schedulable: &Schedulable| {
         if !facts.others.is_empty() {
             let read = others.get_or_insert_with(|| {
                 let mut warnings = warnings.clone();
-                read_other_operating_systems(facts, &mut Shared(&cluster), pools, &mut warnings)
-                    .map(|(found, present)| OthersRead {
+                read_other_operating_systems(facts, cache, pools, &mut warnings).map(
+                    |(found, present)| OthersRead {
                         found,
                         present,
                         warnings,
-                    })
+                    },
+                )
             });
             let read = match read {
                 Err(outcome) => return Err(outcome.clone()),
@@ -538,8 +458,7 @@ fn settle_from_nodes(
         // (`accept`, `reject`) carries them all.
         let read = other_os.get_or_insert_with(|| {
             let mut warnings = warnings.clone();
-            let mut cluster = Shared(&cluster);
-            other_operating_system(pod, facts, &mut cluster, pools, &mut warnings)
+            other_operating_system(pod, facts, cache, pools, &mut warnings)
                 .map(|found| (found, warnings))
         });
         match read {
@@ -557,7 +476,7 @@ fn settle_from_nodes(
         }
     };
     let read = nodes::decide_from_nodes(
-        &mut Shared(&cluster),
+        cluster,
         os,
         &facts.image_common,
         &facts.constraints.admits(),
@@ -595,7 +514,7 @@ struct OthersRead {
 /// that cannot be read follow `onLookupFailure` (`ignoreImage`: the Pod keeps to its own OS).
 fn read_other_operating_systems(
     facts: &Facts,
-    cluster: &mut dyn Cluster,
+    cluster: &mut ClusterCache,
     pools: &dyn Fn(&str) -> Pools,
     warnings: &mut Vec<String>,
 ) -> Result<(bool, Vec<(usize, Schedulable)>), Outcome> {
@@ -617,24 +536,6 @@ fn read_other_operating_systems(
     Ok((!present.is_empty(), present))
 }
 
-/// One cluster for `decide_from_nodes` and the decisions it calls, which read it in turn.
-struct Shared<'a, 'b>(&'a RefCell<&'b mut dyn Cluster>);
-
-impl Cluster for Shared<'_, '_> {
-    fn list_nodes(&mut self, selector: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
-        self.0.borrow_mut().list_nodes(selector, masks)
-    }
-    fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
-        self.0.borrow_mut().get_node(name, masks)
-    }
-    fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
-        self.0.borrow_mut().list_node_pools(masks)
-    }
-    fn nodes(&mut self, selector: &str) -> Result<Vec<nodes::Node>, String> {
-        self.0.borrow_mut().nodes(selector)
-    }
-}
-
 /// With `readNodes`: whether the cluster has nodes of an OS other than the Pod's
 /// (`nodes::other_operating_system`), read only for a Pod the OS pin could change: one whose
 /// images constrain where it runs (or that names its OS in `spec.os`) and whose own constraints
@@ -643,7 +544,7 @@ impl Cluster for Shared<'_, '_> {
 fn other_operating_system(
     pod: &Value,
     facts: &Facts,
-    cluster: &mut dyn Cluster,
+    cluster: &mut ClusterCache,
     pools: &dyn Fn(&str) -> Pools,
     warnings: &mut Vec<String>,
 ) -> Result<bool, Outcome> {
@@ -840,7 +741,7 @@ fn placed_by_scheduler<'a>(
     subject: &str,
     settings: &Settings,
     registry: &mut dyn Registry,
-    cluster: &mut dyn Cluster,
+    cluster: &mut ClusterCache,
 ) -> Result<Vec<PodImage<'a>>, Outcome> {
     let unchanged = || Outcome::Unchanged(Vec::new());
     if !pod.is_object() || !pod["spec"].is_object() {
@@ -939,7 +840,7 @@ fn decide_bound(
     subject: &str,
     settings: &Settings,
     registry: &mut dyn Registry,
-    cluster: &mut dyn Cluster,
+    cluster: &mut ClusterCache,
 ) -> Outcome {
     let mut warnings = Vec::new();
     let node = match nodes::bound_node(cluster, name) {

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::host::within_budget;
+
 /// The host's OCI capabilities. Each method returns the host's raw JSON answer, or the host's
 /// error text.
 pub trait Registry {
@@ -35,19 +37,6 @@ impl<'a, C: Fn() -> Duration> Budgeted<'a, C> {
     fn check(&self) -> Result<(), String> {
         within_budget(self.budget, (self.elapsed)())
     }
-}
-
-/// Whether a host call may start `elapsed` into an evaluation whose lookups have `budget`; the
-/// error says why not.
-pub fn within_budget(budget: Duration, elapsed: Duration) -> Result<(), String> {
-    if elapsed < budget {
-        return Ok(());
-    }
-    Err(format!(
-        "not looked up: the lookup time budget (lookupBudgetMilliseconds: {}) was spent after {} ms",
-        budget.as_millis(),
-        elapsed.as_millis()
-    ))
 }
 
 impl<C: Fn() -> Duration> Registry for Budgeted<'_, C> {

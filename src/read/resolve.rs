@@ -7,13 +7,14 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::host::host_error;
+use crate::host::registry::Registry;
+use crate::host::sparse::Text;
 use crate::image::{self, ImageRef};
 use crate::platform::{self, Declared, Platform};
-use crate::pod::PodImage;
-use crate::registry::Registry;
+use crate::read::pod::PodImage;
+use crate::read::webassembly;
 use crate::settings::Settings;
-use crate::sparse::Text;
-use crate::webassembly;
 
 /// What the policy learned about one image of the Pod.
 #[derive(Debug, Clone, PartialEq)]
@@ -536,15 +537,6 @@ fn config_names_no_platform(raw: &[u8]) -> bool {
             Declared::NotAnImage
         )
     })
-}
-
-/// The host's error text, without the waPC prefix and the host's callback wrapper (so that a
-/// nested index's error reads like an image's).
-pub(crate) fn host_error(error: String) -> String {
-    let text = error.strip_prefix("Host error: ").unwrap_or(&error);
-    text.strip_prefix("Callback evaluation failure: ")
-        .unwrap_or(text)
-        .to_string()
 }
 
 #[cfg(test)]
