@@ -3,6 +3,7 @@
 
 pub mod affinity;
 pub mod json;
+pub mod pin;
 pub mod tolerations;
 
 pub use json::{array_at, object_at};

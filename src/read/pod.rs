@@ -7,6 +7,9 @@ use serde_json::Value;
 
 use crate::platform::{BETA_OS_LABEL, OS_LABEL};
 
+/// Pod annotation that names the preferred architecture, overriding the setting.
+pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
+
 /// Why a Pod needs no lookup and no change, if it does not.
 pub fn skip_reason(pod: &Value) -> Option<&'static str> {
     let spec = &pod["spec"];

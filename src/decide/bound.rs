@@ -1,0 +1,122 @@
+//! A Pod bound to a Node (`spec.nodeName`, a DaemonSet Pod's target), with `readNodes`: judged
+//! against that Node's platform, never pinned.
+
+use serde_json::Value;
+
+use crate::host::registry::Registry;
+use crate::message::{self, Failure, Refusal};
+use crate::platform;
+use crate::read::cache::ClusterCache;
+use crate::read::nodes;
+use crate::read::pod::{self, PodImage};
+use crate::read::resolve::{self, ImagePlatforms};
+use crate::read::webassembly;
+use crate::settings::Settings;
+
+use super::images::*;
+use super::outcome::*;
+use super::*;
+
+/// A Pod bound to a node (`spec.nodeName`, or a DaemonSet Pod's target node), with `readNodes`:
+/// accepted unchanged when every image runs on the node's OS and architecture, else rejected
+/// (or, with `onNoCommonArchitecture: accept`, accepted with a warning). It is never pinned: the
+/// scheduler does not place it. A node that cannot be read follows `onLookupFailure`.
+pub(super) fn decide_bound(
+    images: &[PodImage],
+    name: &str,
+    pod: &Value,
+    subject: &str,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+    cluster: &mut ClusterCache,
+) -> Outcome {
+    let mut warnings = Vec::new();
+    let node = match nodes::bound_node(cluster, name) {
+        Ok(node) => node,
+        Err(cause) => {
+            let failure = Failure::bound_node(name, subject, cause);
+            return match on_lookup_failure(failure, settings, &mut warnings) {
+                Err(outcome) => outcome,
+                Ok(()) => Outcome::Unchanged(warnings),
+            };
+        }
+    };
+    let pod_os = pod::operating_system(pod, &settings.default_operating_system);
+    let os = node.os.as_deref().unwrap_or(pod_os);
+    let arch = node.architecture.as_deref().unwrap_or_default();
+    // With pinWindowsBuild, a Windows Node's OS build counts too (a platform that names none
+    // runs on any).
+    let build = node
+        .windows_build
+        .as_deref()
+        .filter(|_| settings.pin_windows_build && os == "windows");
+    let fits = |platform: &platform::Platform| {
+        platform.runs_on(os)
+            && platform.architecture == arch
+            && build.is_none_or(|build| platform.os_build.as_deref().is_none_or(|b| b == build))
+    };
+    let placed = match build {
+        Some(build) => format!("{os}/{arch}, OS build {build}"),
+        None => format!("{os}/{arch}"),
+    };
+    // The kubelet refuses a Pod on a node of another OS than the one it chooses: no image
+    // lookup can change that.
+    if let Some(chosen) = pod::chosen_operating_system(pod).filter(|chosen| *chosen != os) {
+        let refusal = message::bound_other_os(subject, name, &placed, chosen);
+        return refuse(refusal, &mut warnings, settings);
+    }
+    let resolved = resolve::resolve_images(images, settings, registry);
+    let known = match known_images(&resolved, subject, settings, &mut warnings) {
+        // A bound Pod is never pinned: no fallback for it.
+        Ok((known, _)) if known.is_empty() => return Outcome::Unchanged(warnings),
+        Ok((known, _)) => constraining(known, webassembly::runtime(pod, settings)),
+        Err(outcome) => return outcome,
+    };
+    let lacking: Vec<&&ImagePlatforms> = known
+        .iter()
+        .filter(|image| {
+            !image
+                .platforms
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .any(fits)
+        })
+        .collect();
+    let containers_lack = lacking.iter().any(|image| image.volume.is_none());
+    let lacking: Vec<String> = lacking
+        .iter()
+        .map(|image| {
+            let platforms = image
+                .platforms
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|platform| match (&platform.os_build, build) {
+                    (Some(os_build), Some(_)) => format!("{platform} {os_build}"),
+                    _ => platform.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("{} runs only on {platforms}", message::named(image))
+        })
+        .collect();
+    if lacking.is_empty() {
+        return Outcome::Unchanged(warnings);
+    }
+    refuse(
+        Refusal::new(
+            format!("{PREFIX}: the {subject} is bound to node {name:?} ({placed}), which its images have no build for: "),
+            lacking.join("; "),
+            if !containers_lack {
+                ". The kubelet cannot mount them there: use images with a build for that platform (an index), or list them in imagePlatforms".to_string()
+            } else if build.is_some() {
+                ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()
+            } else {
+                ". Its containers would fail there with exec format error".to_string()
+            },
+        ),
+        &mut warnings,
+        settings,
+    )
+}

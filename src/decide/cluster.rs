@@ -1,0 +1,238 @@
+//! The cluster hypotheses with `readNodes`: the decision for the cluster's Nodes (read no further
+//! than it needs, `nodes::decide_from_nodes`), for a cluster whose pools could create every
+//! platform, and, only where those two differ, for the nodes Karpenter's NodePools can create.
+//! Every hypothesis reads through one `ClusterCache`.
+
+use serde_json::Value;
+
+use crate::message::Failure;
+use crate::platform::{self, Architectures};
+use crate::read::cache::ClusterCache;
+use crate::read::node_pools;
+use crate::read::nodes::{self, Pools, Schedulable};
+use crate::settings::Settings;
+
+use super::os::*;
+use super::outcome::*;
+use super::settle::*;
+use super::windows::*;
+use super::*;
+
+/// With `readNodes`: the decision for the cluster's Nodes and the nodes its pools may create
+/// (`autoscaledArchitectures`, Karpenter's NodePools). The NodePools are read only when the
+/// Nodes alone do not decide: when the verdict for the Nodes differs from the one for a cluster
+/// whose pools could create nodes of every architecture and OS (each Node list is read once).
+pub(super) fn settle_from_cluster(
+    pod: &mut Value,
+    facts: &Facts,
+    cluster: &mut ClusterCache,
+    warnings: Vec<String>,
+) -> Result<Outcome, Outcome> {
+    let settings = facts.settings;
+    let configured = pools_of(settings, |_| Architectures::new());
+    let mut decided = pod.clone();
+    let nodes_alone =
+        settle_from_nodes(&mut decided, facts, cluster, &configured, warnings.clone());
+    if nodes_alone.is_err() {
+        // A Node list failed under `onLookupFailure: accept` or `reject`: that settles it.
+        *pod = decided;
+        return nodes_alone;
+    }
+    let every = pools_of(settings, |_| platform::every_architecture());
+    let mut hypothetical = pod.clone();
+    let with_every = settle_from_nodes(&mut hypothetical, facts, cluster, &every, warnings.clone());
+    // Where the Pod's OS has no Node nor configured pool, the Nodes alone decide as if it had
+    // every architecture (`Schedulable` unknown): a NodePool of that OS can only narrow that, so
+    // the two decisions above do not bound it and the NodePools are read.
+    let os = facts.constraints.os.as_str();
+    let os_unknown = settings.autoscaled(os).is_empty() && cluster.read_no_node_of(os);
+    if !os_unknown && same_verdict(&nodes_alone, &decided, &with_every, &hypothetical) {
+        *pod = decided;
+        return nodes_alone;
+    }
+    let pools = match node_pools::read(cluster) {
+        Ok(pools) => pools,
+        Err(cause) => {
+            // The warnings of both decisions (a Node list that failed too), then the failure's.
+            let (Ok(alone) | Err(alone)) = &nodes_alone;
+            let mut warnings = warnings_of(alone).to_vec();
+            let (Ok(every_outcome) | Err(every_outcome)) = &with_every;
+            for warning in warnings_of(every_outcome) {
+                if !warnings.contains(warning) {
+                    warnings.push(warning.clone());
+                }
+            }
+            let failure = Failure::node_pools(facts.subject.name, cause);
+            on_lookup_failure(failure, settings, &mut warnings)?;
+            // Decided as if they could create every architecture: never refused for want of a
+            // node they could create.
+            *pod = hypothetical;
+            return Ok(match with_every {
+                Ok(outcome) | Err(outcome) => with_warnings(outcome, warnings),
+            });
+        }
+    };
+    if pools.is_empty() {
+        *pod = decided;
+        return nodes_alone;
+    }
+    let tolerations = node_pools::pod_tolerations(pod);
+    let with_pools = pools_of(settings, |os| {
+        node_pools::architectures(&pools, os, &tolerations, settings)
+    });
+    settle_from_nodes(pod, facts, cluster, &with_pools, warnings)
+}
+
+/// The pools of each OS: `autoscaledArchitectures`' for it, and what `node_pools` says the
+/// NodePools can create there.
+pub(super) fn pools_of<'a>(
+    settings: &'a Settings,
+    node_pools: impl Fn(&str) -> Architectures + 'a,
+) -> impl Fn(&str) -> Pools + 'a {
+    move |os| Pools {
+        configured: settings.autoscaled(os),
+        node_pools: node_pools(os),
+    }
+}
+
+pub(super) fn warnings_of(outcome: &Outcome) -> &[String] {
+    match outcome {
+        Outcome::Unchanged(warnings)
+        | Outcome::Changed(warnings)
+        | Outcome::Rejected(_, warnings) => warnings,
+    }
+}
+
+pub(super) fn with_warnings(outcome: Outcome, warnings: Vec<String>) -> Outcome {
+    match outcome {
+        Outcome::Unchanged(_) => Outcome::Unchanged(warnings),
+        Outcome::Changed(_) => Outcome::Changed(warnings),
+        Outcome::Rejected(message, _) => Outcome::Rejected(message, warnings),
+    }
+}
+
+/// Whether two decisions accept the Pod alike: the same outcome (never a refusal, whose message
+/// names what the cluster has), the same Pod and the same warnings.
+pub(super) fn same_verdict(
+    a: &Result<Outcome, Outcome>,
+    pod_a: &Value,
+    b: &Result<Outcome, Outcome>,
+    pod_b: &Value,
+) -> bool {
+    match (a, b) {
+        (Ok(Outcome::Unchanged(a)), Ok(Outcome::Unchanged(b))) => a == b,
+        (Ok(Outcome::Changed(a)), Ok(Outcome::Changed(b))) => a == b && pod_a == pod_b,
+        _ => false,
+    }
+}
+
+/// Steps 6 and 7 with `readNodes`: the decision `settle` makes for the cluster's Nodes of the
+/// Pod's OS, which `nodes::decide_from_nodes` reads no further than that decision needs. Nodes
+/// that cannot be read follow `onLookupFailure` (`ignoreImage`: every architecture the images
+/// run on counts).
+pub(super) fn settle_from_nodes(
+    pod: &mut Value,
+    facts: &Facts,
+    cluster: &mut ClusterCache,
+    pools: &dyn Fn(&str) -> Pools,
+    mut warnings: Vec<String>,
+) -> Result<Outcome, Outcome> {
+    let settings = facts.settings;
+    let os = facts.constraints.os.as_str();
+    // A Windows Pod pinned to its images' OS builds reads every Windows Node's build.
+    let windows_builds_from_nodes = settings.pin_windows_build
+        && os == "windows"
+        && matches!(
+            windows_builds(&facts.known, &facts.image_common, facts.subject.name),
+            Ok(Some(_))
+        );
+    // The Nodes of another OS are read after those of the Pod's OS, once, and only for an
+    // outcome the OS pin can change (`other_operating_system`).
+    let mut other_os: Option<Result<(bool, Vec<String>), Outcome>> = None;
+    // A Pod whose images run on several OSes reads the Nodes of the others once, whatever the
+    // decision for its own.
+    let mut others: Option<Result<OthersRead, Outcome>> = None;
+    let mut decide = |cache: &mut ClusterCache, schedulable: &Schedulable| {
+        if !facts.others.is_empty() {
+            let read = others.get_or_insert_with(|| {
+                let mut warnings = warnings.clone();
+                read_other_operating_systems(facts, cache, pools, &mut warnings).map(
+                    |(found, present)| OthersRead {
+                        found,
+                        present,
+                        warnings,
+                    },
+                )
+            });
+            let read = match read {
+                Err(outcome) => return Err(outcome.clone()),
+                Ok(read) => read,
+            };
+            let schedulable = Schedulable {
+                other_os: read.found,
+                ..schedulable.clone()
+            };
+            let present: Vec<(&OtherOs, Schedulable)> = read
+                .present
+                .iter()
+                .map(|(index, schedulable)| (&facts.others[*index], schedulable.clone()))
+                .collect();
+            let mut decided = pod.clone();
+            let outcome = settle(
+                &mut decided,
+                facts,
+                &schedulable,
+                &present,
+                read.warnings.clone(),
+            );
+            return Ok((outcome, decided));
+        }
+        let mut decided = pod.clone();
+        let outcome = settle(&mut decided, facts, schedulable, &[], warnings.clone());
+        if matches!(outcome, Outcome::Rejected(..)) {
+            return Ok((outcome, decided));
+        }
+        // The warnings so far, and those of a failed read (`ignoreImage`); the outcome of one
+        // (`accept`, `reject`) carries them all.
+        let read = other_os.get_or_insert_with(|| {
+            let mut warnings = warnings.clone();
+            other_operating_system(pod, facts, cache, pools, &mut warnings)
+                .map(|found| (found, warnings))
+        });
+        match read {
+            Err(outcome) => Err(outcome.clone()),
+            Ok((false, _)) => Ok((outcome, decided)),
+            Ok((true, warnings)) => {
+                let mut decided = pod.clone();
+                let schedulable = Schedulable {
+                    other_os: true,
+                    ..schedulable.clone()
+                };
+                let outcome = settle(&mut decided, facts, &schedulable, &[], warnings.clone());
+                Ok((outcome, decided))
+            }
+        }
+    };
+    let read = nodes::decide_from_nodes(
+        cluster,
+        os,
+        &facts.image_common,
+        &facts.constraints.admits(),
+        &pools(os),
+        windows_builds_from_nodes,
+        &mut decide,
+    );
+    match read {
+        Ok(Ok((outcome, decided))) => {
+            *pod = decided;
+            Ok(outcome)
+        }
+        Ok(Err(outcome)) => Err(outcome),
+        Err(cause) => {
+            let failure = Failure::nodes(os, facts.subject.name, cause);
+            on_lookup_failure(failure, settings, &mut warnings)?;
+            let unknown = Schedulable::configured(Architectures::new());
+            Ok(settle(pod, facts, &unknown, &[], warnings))
+        }
+    }
+}

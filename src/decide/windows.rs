@@ -1,0 +1,81 @@
+//! Windows OS builds (`pinWindowsBuild`): the builds every image has, and those the cluster's
+//! Windows Nodes report.
+
+use crate::message::{self, Refusal};
+use crate::platform::{self, Architectures};
+use crate::read::nodes::{self, Builds, Schedulable};
+use crate::read::resolve::ImagePlatforms;
+
+use super::*;
+
+/// Step 7: the Windows OS builds to pin a Windows Pod to (`pinWindowsBuild`): those every image
+/// has, cut to those the cluster's Windows Nodes report with `readNodes`; the error is the
+/// refusal when they share none, or no Node has one.
+pub(super) fn windows_build_pin(
+    facts: &Facts,
+    finally: &Architectures,
+    schedulable: &Schedulable,
+) -> Result<Option<Architectures>, Refusal> {
+    let subject = facts.subject.name;
+    let Some(builds) = windows_builds(&facts.known, finally, subject)? else {
+        return Ok(None);
+    };
+    let Some(nodes) = schedulable.nodes.as_deref() else {
+        return Ok(Some(builds));
+    };
+    match nodes::windows_builds(nodes, finally, &builds, &schedulable.pools) {
+        Builds::Covered => Ok(None),
+        Builds::Pin(found) => Ok(Some(found)),
+        Builds::Absent {
+            reported,
+            unlabelled,
+        } => Err(message::absent_builds(
+            &builds, &reported, unlabelled, finally, subject,
+        )),
+    }
+}
+
+/// The Windows OS builds (`major.minor.build`) that every known image has a build for on one of
+/// `architectures`: `None` when no image says (an image with a Windows platform without
+/// `os.version` runs on any build); the error is the rejection message when they share none.
+pub(super) fn windows_builds(
+    known: &[&ImagePlatforms],
+    architectures: &Architectures,
+    subject: &str,
+) -> Result<Option<Architectures>, Refusal> {
+    let mut shared: Option<Architectures> = None;
+    let mut each = Vec::new();
+    for image in known {
+        let platforms: Vec<&platform::Platform> = image
+            .platforms
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| p.runs_on("windows") && architectures.contains(&p.architecture))
+            .collect();
+        if platforms.is_empty() || platforms.iter().any(|p| p.os_build.is_none()) {
+            continue;
+        }
+        let builds: Architectures = platforms
+            .iter()
+            .filter_map(|p| p.os_build.clone())
+            .collect();
+        each.push(format!(
+            "{} is built for {}",
+            message::named(image),
+            platform::join(&builds, ", ")
+        ));
+        shared = Some(match shared {
+            None => builds,
+            Some(so_far) => so_far.intersection(&builds).cloned().collect(),
+        });
+    }
+    match shared {
+        Some(builds) if builds.is_empty() => Err(Refusal::new(
+            format!("{PREFIX}: no Windows OS build runs every image of this {subject}: "),
+            each.join("; "),
+            ". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+        )),
+        other => Ok(other),
+    }
+}
