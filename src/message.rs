@@ -404,6 +404,109 @@ impl Refusal {
             tail,
         }
     }
+
+    /// The rejection message (`onNoCommonArchitecture: reject`).
+    pub fn rejection(&self) -> String {
+        format!("{}{}{}", self.lead, self.listing, self.tail)
+    }
+
+    /// The warning of a Pod accepted all the same (`onNoCommonArchitecture: accept`), cut to a
+    /// warning's length in the middle of the listing.
+    pub fn accepted(&self) -> String {
+        capped(
+            &self.lead,
+            &self.listing,
+            &format!(
+                "{} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)",
+                self.tail
+            ),
+        )
+    }
+}
+
+/// The platform of a bound Pod's Node, as refusals name it: `linux/arm64`, or `windows/amd64,
+/// OS build 10.0.20348` where the build counts.
+pub(crate) fn placed(os: &str, arch: &str, build: Option<&str>) -> String {
+    match build {
+        Some(build) => format!("{os}/{arch}, OS build {build}"),
+        None => format!("{os}/{arch}"),
+    }
+}
+
+/// A Pod bound to Node `node` (on `placed`) with images that have no build for it (`lacking`,
+/// each with its platforms; their OS builds where the Node's `build` counts).
+pub(crate) fn bound_without_build(
+    subject: &str,
+    node: &str,
+    placed: &str,
+    lacking: &[&&ImagePlatforms],
+    build: Option<&str>,
+) -> Refusal {
+    let containers_lack = lacking.iter().any(|image| image.volume.is_none());
+    let listing: Vec<String> = lacking
+        .iter()
+        .map(|image| {
+            let platforms = image
+                .platforms
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|platform| match (&platform.os_build, build) {
+                    (Some(os_build), Some(_)) => format!("{platform} {os_build}"),
+                    _ => platform.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("{} runs only on {platforms}", named(image))
+        })
+        .collect();
+    Refusal::new(
+        format!("{PREFIX}: the {subject} is bound to node {node:?} ({placed}), which its images have no build for: "),
+        listing.join("; "),
+        if !containers_lack {
+            ". The kubelet cannot mount them there: use images with a build for that platform (an index), or list them in imagePlatforms".to_string()
+        } else if build.is_some() {
+            ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()
+        } else {
+            ". Its containers would fail there with exec format error".to_string()
+        },
+    )
+}
+
+/// One image's Windows OS builds, for `no_common_build`.
+pub(crate) fn built_for(image: &ImagePlatforms, builds: &Architectures) -> String {
+    format!(
+        "{} is built for {}",
+        named(image),
+        platform::join(builds, ", ")
+    )
+}
+
+/// No Windows OS build runs every image (`each`: `built_for` of each image that names builds).
+pub(crate) fn no_common_build(subject: &str, each: &[String]) -> Refusal {
+    Refusal::new(
+        format!("{PREFIX}: no Windows OS build runs every image of this {subject}: "),
+        each.join("; "),
+        ". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+    )
+}
+
+/// No architecture of `os` runs every image: each image with the architectures it has there.
+pub(crate) fn no_common_architecture(
+    per_image: &[(&ImagePlatforms, Architectures)],
+    os: &str,
+    subject: &str,
+) -> Refusal {
+    let each = per_image
+        .iter()
+        .map(|(image, architectures)| describe_image(image, architectures, os))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Refusal::new(
+        format!("{PREFIX}: no {os} node architecture runs every image of this {subject}: "),
+        each,
+        ". Use images built for a common architecture".to_string(),
+    )
 }
 
 /// Why the Pod's own constraints admit no node whose architecture runs every image: the

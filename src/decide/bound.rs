@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::host::registry::Registry;
-use crate::message::{self, Failure, Refusal};
+use crate::message::{self, Failure};
 use crate::platform;
 use crate::read::cache::ClusterCache;
 use crate::read::nodes;
@@ -13,9 +13,9 @@ use crate::read::resolve::{self, ImagePlatforms};
 use crate::read::webassembly;
 use crate::settings::Settings;
 
-use super::images::*;
-use super::outcome::*;
-use super::*;
+use super::images::{constraining, known_images};
+use super::outcome::{on_lookup_failure, refuse};
+use super::Outcome;
 
 /// A Pod bound to a node (`spec.nodeName`, or a DaemonSet Pod's target node), with `readNodes`:
 /// accepted unchanged when every image runs on the node's OS and architecture, else rejected
@@ -55,10 +55,7 @@ pub(super) fn decide_bound(
             && platform.architecture == arch
             && build.is_none_or(|build| platform.os_build.as_deref().is_none_or(|b| b == build))
     };
-    let placed = match build {
-        Some(build) => format!("{os}/{arch}, OS build {build}"),
-        None => format!("{os}/{arch}"),
-    };
+    let placed = message::placed(os, arch, build);
     // The kubelet refuses a Pod on a node of another OS than the one it chooses: no image
     // lookup can change that.
     if let Some(chosen) = pod::chosen_operating_system(pod).filter(|chosen| *chosen != os) {
@@ -83,40 +80,9 @@ pub(super) fn decide_bound(
                 .any(fits)
         })
         .collect();
-    let containers_lack = lacking.iter().any(|image| image.volume.is_none());
-    let lacking: Vec<String> = lacking
-        .iter()
-        .map(|image| {
-            let platforms = image
-                .platforms
-                .as_deref()
-                .unwrap_or_default()
-                .iter()
-                .map(|platform| match (&platform.os_build, build) {
-                    (Some(os_build), Some(_)) => format!("{platform} {os_build}"),
-                    _ => platform.to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!("{} runs only on {platforms}", message::named(image))
-        })
-        .collect();
     if lacking.is_empty() {
         return Outcome::Unchanged(warnings);
     }
-    refuse(
-        Refusal::new(
-            format!("{PREFIX}: the {subject} is bound to node {name:?} ({placed}), which its images have no build for: "),
-            lacking.join("; "),
-            if !containers_lack {
-                ". The kubelet cannot mount them there: use images with a build for that platform (an index), or list them in imagePlatforms".to_string()
-            } else if build.is_some() {
-                ". Its containers cannot start there (a process-isolated Windows container needs the node's architecture and OS build)".to_string()
-            } else {
-                ". Its containers would fail there with exec format error".to_string()
-            },
-        ),
-        &mut warnings,
-        settings,
-    )
+    let refusal = message::bound_without_build(subject, name, &placed, &lacking, build);
+    refuse(refusal, &mut warnings, settings)
 }

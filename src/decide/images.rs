@@ -7,8 +7,8 @@ use crate::platform::Architectures;
 use crate::read::resolve::ImagePlatforms;
 use crate::settings::Settings;
 
-use super::outcome::*;
-use super::*;
+use super::outcome::on_lookup_failure;
+use super::Outcome;
 
 /// Step 4: of the images looked up, those that constrain the Pod's architecture: all but the
 /// WebAssembly ones that run on any node (only WebAssembly builds, or a WebAssembly build and a
@@ -93,16 +93,7 @@ pub(super) fn image_architectures(
     }
     let common = common.unwrap_or_default();
     if common.is_empty() {
-        let each = per_image
-            .iter()
-            .map(|(image, architectures)| message::describe_image(image, architectures, os))
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(Refusal::new(
-            format!("{PREFIX}: no {os} node architecture runs every image of this {subject}: "),
-            each,
-            ". Use images built for a common architecture".to_string(),
-        ));
+        return Err(message::no_common_architecture(&per_image, os, subject));
     }
     Ok(common)
 }

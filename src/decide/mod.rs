@@ -29,17 +29,16 @@ use crate::read::resolve::{self, ImagePlatforms};
 use crate::read::webassembly;
 use crate::settings::Settings;
 
-use self::bound::*;
-use self::cluster::*;
-use self::images::*;
-use self::os::*;
-use self::outcome::*;
-use self::settle::*;
-
 pub use crate::edit::pin::ARCHITECTURES_ANNOTATION;
-pub(crate) use crate::message::capped;
 pub use crate::message::PREFIX;
 pub use crate::read::pod::PREFERRED_ANNOTATION;
+
+use self::bound::decide_bound;
+use self::cluster::settle_from_cluster;
+use self::images::{constraining, image_architectures, known_images};
+use self::os::other_operating_systems;
+use self::outcome::refuse;
+use self::settle::settle;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict<Object = Value> {

@@ -4,7 +4,7 @@
 use crate::message::{Failure, Refusal};
 use crate::settings::{OnLookupFailure, OnNoCommonArchitecture, Settings};
 
-use super::*;
+use super::Outcome;
 
 /// `onLookupFailure` applied to a read that failed (images, Nodes, Windows Nodes, a bound Pod's
 /// node): `reject` and `accept` settle the outcome; `ignoreImage` adds its warnings and lets
@@ -35,23 +35,10 @@ pub(super) fn on_lookup_failure(
 /// accept`). Takes the warnings gathered so far.
 pub(super) fn refuse(refusal: Refusal, warnings: &mut Vec<String>, settings: &Settings) -> Outcome {
     let mut warnings = std::mem::take(warnings);
-    let Refusal {
-        lead,
-        listing,
-        tail,
-    } = refusal;
     match settings.on_no_common_architecture {
-        OnNoCommonArchitecture::Reject => {
-            Outcome::Rejected(format!("{lead}{listing}{tail}"), warnings)
-        }
+        OnNoCommonArchitecture::Reject => Outcome::Rejected(refusal.rejection(), warnings),
         OnNoCommonArchitecture::Accept => {
-            warnings.push(capped(
-                &lead,
-                &listing,
-                &format!(
-                    "{tail} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
-                ),
-            ));
+            warnings.push(refusal.accepted());
             Outcome::Unchanged(warnings)
         }
     }

@@ -14,9 +14,9 @@ use crate::read::nodes::Schedulable;
 use crate::read::pod::{self, PREFERRED_ANNOTATION};
 use crate::settings::{self, Settings};
 
-use super::os::*;
-use super::windows::*;
-use super::*;
+use super::os::admits_other_os;
+use super::windows::windows_build_pin;
+use super::{Facts, OtherOs, Outcome, Plan};
 
 /// Steps 6 and 7 for a cluster whose architectures are `schedulable`'s: where the Pod may finally
 /// run (or why nowhere), and the fewest edits. `others`: the other OSes the Pod may run on that

@@ -6,7 +6,7 @@ use crate::platform::{self, Architectures};
 use crate::read::nodes::{self, Builds, Schedulable};
 use crate::read::resolve::ImagePlatforms;
 
-use super::*;
+use super::Facts;
 
 /// Step 7: the Windows OS builds to pin a Windows Pod to (`pinWindowsBuild`): those every image
 /// has, cut to those the cluster's Windows Nodes report with `readNodes`; the error is the
@@ -60,22 +60,14 @@ pub(super) fn windows_builds(
             .iter()
             .filter_map(|p| p.os_build.clone())
             .collect();
-        each.push(format!(
-            "{} is built for {}",
-            message::named(image),
-            platform::join(&builds, ", ")
-        ));
+        each.push(message::built_for(image, &builds));
         shared = Some(match shared {
             None => builds,
             Some(so_far) => so_far.intersection(&builds).cloned().collect(),
         });
     }
     match shared {
-        Some(builds) if builds.is_empty() => Err(Refusal::new(
-            format!("{PREFIX}: no Windows OS build runs every image of this {subject}: "),
-            each.join("; "),
-            ". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
-        )),
+        Some(builds) if builds.is_empty() => Err(message::no_common_build(subject, &each)),
         other => Ok(other),
     }
 }
