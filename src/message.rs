@@ -146,7 +146,7 @@ pub(crate) fn left_out(image: &ImagePlatforms) -> String {
             "{PREFIX}: {}: index entries left out of the architecture decision (no node reports ",
             labelled(image)
         ),
-        &image.left_out.join(", "),
+        &image.left_out().join(", "),
         ")",
     )
 }
@@ -447,9 +447,7 @@ pub(crate) fn bound_without_build(
         .iter()
         .map(|image| {
             let platforms = image
-                .platforms
-                .as_deref()
-                .unwrap_or_default()
+                .platforms()
                 .iter()
                 .map(|platform| match (&platform.os_build, build) {
                     (Some(os_build), Some(_)) => format!("{platform} {os_build}"),
@@ -651,9 +649,7 @@ pub(crate) fn describe_image(
         );
     }
     let others = image
-        .platforms
-        .as_deref()
-        .unwrap_or_default()
+        .platforms()
         .iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()

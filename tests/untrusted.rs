@@ -144,7 +144,7 @@ fn match_node_labels_copies_only_values_a_node_label_can_hold() {
 
 use image_arch_affinity::policy::Verdict;
 use image_arch_affinity::read::nodes;
-use image_arch_affinity::settings::check_label_value;
+use image_arch_affinity::settings::names::check_label_value;
 use proptest::prelude::*;
 
 /// A value from a registry or a Pod: mostly ones nodes report, often one no node reports

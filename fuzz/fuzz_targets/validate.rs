@@ -11,7 +11,8 @@
 use image_arch_affinity::host::cluster::Cluster;
 use image_arch_affinity::read::nodes;
 use image_arch_affinity::host::registry::Registry;
-use image_arch_affinity::settings::{check_label_value, Settings};
+use image_arch_affinity::settings::names::check_label_value;
+use image_arch_affinity::settings::Settings;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::cell::RefCell;

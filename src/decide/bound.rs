@@ -71,14 +71,7 @@ pub(super) fn decide_bound(
     };
     let lacking: Vec<&&ImagePlatforms> = known
         .iter()
-        .filter(|image| {
-            !image
-                .platforms
-                .as_deref()
-                .unwrap_or_default()
-                .iter()
-                .any(fits)
-        })
+        .filter(|image| !image.platforms().iter().any(fits))
         .collect();
     if lacking.is_empty() {
         return Outcome::Unchanged(warnings);

@@ -4,7 +4,7 @@
 
 use crate::message::{self, Failure, Refusal};
 use crate::platform::Architectures;
-use crate::read::resolve::ImagePlatforms;
+use crate::read::resolve::{ImagePlatforms, Learned};
 use crate::settings::Settings;
 
 use super::outcome::on_lookup_failure;
@@ -37,12 +37,12 @@ pub(super) fn known_images<'a>(
     // the Pod is decided as if it had no such volume.
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) = resolved
         .iter()
-        .filter(|image| !image.platformless)
-        .partition(|image| image.platforms.is_ok());
+        .filter(|image| image.found != Learned::Platformless)
+        .partition(|image| image.failure().is_none());
     warnings.extend(
         known
             .iter()
-            .filter(|image| !image.left_out.is_empty())
+            .filter(|image| !image.left_out().is_empty())
             .map(|image| message::left_out(image)),
     );
     if failed.is_empty() {
@@ -51,7 +51,7 @@ pub(super) fn known_images<'a>(
     let failures: Vec<(String, &str)> = failed
         .iter()
         .map(|image| {
-            let cause = image.platforms.as_ref().err().map_or("", String::as_str);
+            let cause = image.failure().unwrap_or_default();
             (message::labelled(image), cause)
         })
         .collect();
@@ -74,9 +74,7 @@ pub(super) fn image_architectures(
         .iter()
         .map(|image| {
             let architectures = image
-                .platforms
-                .as_deref()
-                .unwrap_or_default()
+                .platforms()
                 .iter()
                 .filter(|platform| platform.runs_on(os))
                 .map(|platform| platform.architecture.clone())

@@ -12,7 +12,8 @@ use crate::platform::{self, Architectures};
 use crate::read::constraint::{Admits, Constraints};
 use crate::read::nodes::Schedulable;
 use crate::read::pod::{self, PREFERRED_ANNOTATION};
-use crate::settings::{self, Settings};
+use crate::settings::names::check_label_value;
+use crate::settings::Settings;
 
 use super::os::admits_other_os;
 use super::windows::windows_build_pin;
@@ -261,7 +262,7 @@ fn os_pins(pod: &Value, plan: &Plan, pin_os: bool, settings: &Settings) -> OsPin
         .iter()
         .filter_map(|key| {
             pod::label(pod, key)
-                .filter(|value| settings::check_label_value(value).is_ok())
+                .filter(|value| check_label_value(value).is_ok())
                 .map(|value| (key.clone(), vec![value.to_string()]))
         })
         .collect();

@@ -47,9 +47,7 @@ pub(super) fn windows_builds(
     let mut each = Vec::new();
     for image in known {
         let platforms: Vec<&platform::Platform> = image
-            .platforms
-            .as_deref()
-            .unwrap_or_default()
+            .platforms()
             .iter()
             .filter(|p| p.runs_on("windows") && architectures.contains(&p.architecture))
             .collect();

@@ -5,6 +5,7 @@
 
 pub mod cache;
 pub mod constraint;
+pub mod manifest;
 pub mod node;
 pub mod node_pools;
 pub mod nodes;

@@ -25,7 +25,8 @@ use serde_json::Value;
 use crate::host::host_error;
 use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
 use crate::read::cache::ClusterCache;
-use crate::settings::{check_label_value, Settings, Toleration};
+use crate::settings::names::check_label_value;
+use crate::settings::{Settings, Toleration};
 
 /// What the policy reads of a NodePool besides its metadata.
 pub const FIELD_MASKS: [&str; 5] = [

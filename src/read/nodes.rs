@@ -21,6 +21,7 @@
 use crate::read::cache::ClusterCache;
 use crate::read::constraint::Admits;
 use crate::read::node::{parse_node, Node};
+use crate::settings::names::check_label_value;
 
 use crate::host::host_error;
 use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL};
@@ -219,7 +220,7 @@ fn architectures(nodes: &[Node]) -> Architectures {
     nodes
         .iter()
         .filter_map(|node| node.architecture.clone())
-        .filter(|arch| crate::settings::check_label_value(arch).is_ok())
+        .filter(|arch| check_label_value(arch).is_ok())
         .collect()
 }
 

@@ -1,12 +1,16 @@
-//! The policy's settings, as the cluster operator writes them in the ClusterAdmissionPolicy, and
-//! their validation when the policy loads.
+//! The policy's settings, as the cluster operator writes them in the ClusterAdmissionPolicy (the
+//! wire struct, parsed by `from_json`), and the views of them the decision reads. Their
+//! validation when the policy loads is `validate`'s, by concern; Kubernetes' name rules are
+//! `names`'.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::image;
-use crate::platform::{self, Architectures};
+use crate::platform::Architectures;
+
+pub mod names;
+mod validate;
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -164,203 +168,6 @@ impl Settings {
         serde_json::from_slice(payload).map_err(|e| format!("invalid settings: {e}"))
     }
 
-    /// Checks every setting; the error names the setting and the bad value.
-    pub fn validate(&self) -> Result<(), String> {
-        let os = self.default_operating_system.as_str();
-        if !platform::KNOWN_OPERATING_SYSTEMS.contains(&os) {
-            return Err(format!(
-                "defaultOperatingSystem: unknown operating system {os:?}; use one of: {}",
-                platform::KNOWN_OPERATING_SYSTEMS.join(", ")
-            ));
-        }
-        for arch in &self.schedulable_architectures {
-            platform::check_known_architecture("schedulableArchitectures", arch)?;
-        }
-        for (registry, mirror) in &self.registry_mirrors {
-            image::check_host(registry)
-                .map_err(|e| format!("registryMirrors: key {registry:?}: {e}"))?;
-            if image::DOCKER_HUB_ALIASES.contains(&registry.as_str()) {
-                return Err(format!(
-                    "registryMirrors: key {registry:?} is Docker Hub, which image references name docker.io \
-                     (busybox is docker.io/library/busybox): this key would match no image; use \"docker.io\" instead"
-                ));
-            }
-            check_mirror(mirror).map_err(|e| format!("registryMirrors[{registry:?}]: {e}"))?;
-        }
-        for (index, entry) in self.image_platforms.iter().enumerate() {
-            image::check_pattern(&entry.image)
-                .map_err(|e| format!("imagePlatforms[{index}].image: {e}"))?;
-            if entry.architectures.is_empty() {
-                return Err(format!(
-                    "imagePlatforms[{index}].architectures: list the architectures that images matching {:?} run on",
-                    entry.image
-                ));
-            }
-            for arch in &entry.architectures {
-                platform::check_known_architecture(
-                    &format!("imagePlatforms[{index}].architectures"),
-                    arch,
-                )?;
-            }
-        }
-        if let Some(preferred) = &self.preferred_architecture {
-            platform::check_known_architecture("preferredArchitecture", preferred)?;
-            if !self.schedulable_architectures.is_empty()
-                && !self.schedulable_architectures.contains(preferred)
-            {
-                return Err(format!(
-                    "preferredArchitecture: {preferred:?} is not one of schedulableArchitectures ({})",
-                    self.schedulable_architectures.join(", ")
-                ));
-            }
-        }
-        if !(1..=100).contains(&self.preferred_architecture_weight) {
-            return Err(format!(
-                "preferredArchitectureWeight: {} is outside 1..100 (the weight of a preferred node affinity term)",
-                self.preferred_architecture_weight
-            ));
-        }
-        if let (Some(preferred), false) = (
-            &self.preferred_architecture,
-            self.preferred_architectures.is_empty(),
-        ) {
-            return Err(format!(
-                "preferredArchitecture and preferredArchitectures exclude each other: preferredArchitecture: {preferred} \
-                 with preferredArchitectureWeight: {weight} is preferredArchitectures: [{{architecture: {preferred}, weight: {weight}}}]",
-                weight = self.preferred_architecture_weight
-            ));
-        }
-        for (index, entry) in self.preferred_architectures.iter().enumerate() {
-            let field = format!("preferredArchitectures[{index}]");
-            self.check_architecture(&format!("{field}.architecture"), &entry.architecture)?;
-            if !(1..=100).contains(&entry.weight) {
-                return Err(format!(
-                    "{field}.weight: {} is outside 1..100 (the weight of a preferred node affinity term)",
-                    entry.weight
-                ));
-            }
-        }
-        let preferred: Vec<&String> = self
-            .preferred_architectures
-            .iter()
-            .map(|entry| &entry.architecture)
-            .collect();
-        no_duplicates("preferredArchitectures", &preferred)?;
-        for (index, arch) in self.fallback_architectures.iter().enumerate() {
-            self.check_architecture(&format!("fallbackArchitectures[{index}]"), arch)?;
-        }
-        no_duplicates(
-            "fallbackArchitectures",
-            &self.fallback_architectures.iter().collect::<Vec<_>>(),
-        )?;
-        if !self.fallback_architectures.is_empty()
-            && self.on_lookup_failure != OnLookupFailure::IgnoreImage
-        {
-            return Err(
-                "fallbackArchitectures applies under onLookupFailure: ignoreImage only (with accept a Pod whose \
-                 lookups fail is left unpinned, with reject it is rejected)"
-                    .to_string(),
-            );
-        }
-        for (arch, tolerations) in &self.architecture_tolerations {
-            platform::check_known_architecture("architectureTolerations", arch)?;
-            for (index, toleration) in tolerations.iter().enumerate() {
-                toleration
-                    .validate()
-                    .map_err(|e| format!("architectureTolerations[{arch:?}][{index}]: {e}"))?;
-            }
-        }
-        if !(1..=30_000).contains(&self.lookup_budget_milliseconds) {
-            return Err(format!(
-                "lookupBudgetMilliseconds: {} is outside 1..30000 (keep it below the policy's timeoutEvalSeconds, at most 30 s)",
-                self.lookup_budget_milliseconds
-            ));
-        }
-        for (index, name) in self.wasm_runtime_classes.iter().enumerate() {
-            check_dns_subdomain(name)
-                .map_err(|e| format!("wasmRuntimeClasses[{index}]: {e} (a RuntimeClass name)"))?;
-        }
-        no_duplicates(
-            "wasmRuntimeClasses",
-            &self.wasm_runtime_classes.iter().collect::<Vec<_>>(),
-        )?;
-        for key in &self.match_node_labels {
-            check_label_key(key).map_err(|e| format!("matchNodeLabels: {e}"))?;
-        }
-        if self.read_nodes && !self.schedulable_architectures.is_empty() {
-            return Err(
-                "schedulableArchitectures and readNodes: true exclude each other: readNodes reads the architectures \
-                 from the cluster's Nodes (list node pools that autoscalers create from zero nodes in autoscaledArchitectures)"
-                    .to_string(),
-            );
-        }
-        self.check_cluster_operating_systems()?;
-        if !self.read_nodes && !self.autoscaled_architectures.is_empty() {
-            return Err(
-                "autoscaledArchitectures is read only with readNodes: true (without it, list every architecture \
-                 of the cluster in schedulableArchitectures)"
-                    .to_string(),
-            );
-        }
-        for (index, pools) in self.autoscaled_architectures.iter().enumerate() {
-            let os = &pools.os;
-            if !platform::KNOWN_OPERATING_SYSTEMS.contains(&os.as_str()) {
-                return Err(format!(
-                    "autoscaledArchitectures[{index}].os: {os:?} is not an operating system (a node `kubernetes.io/os` value); use one of: {}",
-                    platform::KNOWN_OPERATING_SYSTEMS.join(", ")
-                ));
-            }
-            if pools.architectures.is_empty() {
-                return Err(format!(
-                    "autoscaledArchitectures[{index}].architectures: list the architectures of the {os} node pools that autoscalers create from zero nodes"
-                ));
-            }
-            for arch in &pools.architectures {
-                platform::check_known_architecture(
-                    &format!("autoscaledArchitectures[{index}].architectures"),
-                    arch,
-                )?;
-            }
-        }
-        Ok(())
-    }
-
-    /// `clusterOperatingSystems`: node OSes, each once, with `defaultOperatingSystem` among them,
-    /// and only without `readNodes` (which reads them from the Nodes).
-    fn check_cluster_operating_systems(&self) -> Result<(), String> {
-        let listed = &self.cluster_operating_systems;
-        if listed.is_empty() {
-            return Ok(());
-        }
-        if self.read_nodes {
-            return Err(
-                "clusterOperatingSystems and readNodes: true exclude each other: readNodes reads the operating systems \
-                 from the cluster's Nodes (and autoscaledArchitectures)"
-                    .to_string(),
-            );
-        }
-        for os in listed {
-            if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
-                return Err(format!(
-                    "clusterOperatingSystems: {os:?} is no node operating system; use a node `kubernetes.io/os` value: {}",
-                    platform::NODE_OPERATING_SYSTEMS.join(", ")
-                ));
-            }
-        }
-        no_duplicates(
-            "clusterOperatingSystems",
-            &listed.iter().collect::<Vec<_>>(),
-        )?;
-        let default = &self.default_operating_system;
-        if !listed.contains(default) {
-            return Err(format!(
-                "clusterOperatingSystems: {} has no Node of defaultOperatingSystem ({default}), where the Pods that state no OS run; add it, or change defaultOperatingSystem",
-                listed.join(", ")
-            ));
-        }
-        Ok(())
-    }
-
     /// Whether the cluster has nodes of an OS other than `os`, as `clusterOperatingSystems` says
     /// (without `readNodes`).
     pub fn other_operating_system(&self, os: &str) -> bool {
@@ -376,22 +183,6 @@ impl Settings {
             .filter(|pools| pools.os == os)
             .flat_map(|pools| pools.architectures.iter().cloned())
             .collect()
-    }
-
-    /// The architectures configured for an image by `imagePlatforms` (first matching entry), if
-    /// any. `written` is the reference as the Pod spells it, `canonical` its normalized form.
-    pub fn configured_architectures(
-        &self,
-        written: &str,
-        canonical: &str,
-    ) -> Option<Architectures> {
-        self.image_platforms
-            .iter()
-            .find(|entry| {
-                image::glob_match(&entry.image, canonical)
-                    || image::glob_match(&entry.image, written)
-            })
-            .map(|entry| entry.architectures.iter().cloned().collect())
     }
 
     /// The schedulable architectures as a set (empty: unknown).
@@ -410,151 +201,6 @@ impl Settings {
                 .map(|entry| (entry.architecture.as_str(), entry.weight))
                 .collect(),
         }
-    }
-
-    /// A known architecture, within `schedulableArchitectures` when they are set.
-    fn check_architecture(&self, setting: &str, arch: &str) -> Result<(), String> {
-        platform::check_known_architecture(setting, arch)?;
-        if !self.schedulable_architectures.is_empty()
-            && !self.schedulable_architectures.iter().any(|a| a == arch)
-        {
-            return Err(format!(
-                "{setting}: {arch:?} is not one of schedulableArchitectures ({})",
-                self.schedulable_architectures.join(", ")
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// The error names the setting and the value listed twice.
-fn no_duplicates(setting: &str, values: &[&String]) -> Result<(), String> {
-    for (index, value) in values.iter().enumerate() {
-        if values[..index].contains(value) {
-            return Err(format!("{setting}: {value:?} is listed twice"));
-        }
-    }
-    Ok(())
-}
-
-fn check_mirror(mirror: &str) -> Result<(), String> {
-    let (host, prefix) = match mirror.split_once('/') {
-        Some((host, prefix)) => (host, Some(prefix)),
-        None => (mirror, None),
-    };
-    image::check_host(host)?;
-    if let Some(prefix) = prefix {
-        let ok = prefix.trim_end_matches('/').split('/').all(|c| {
-            !c.is_empty()
-                && c.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
-        });
-        if !ok {
-            return Err(format!(
-                "{mirror:?} is not a mirror (host[:port] with an optional lowercase path prefix)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-impl Toleration {
-    fn validate(&self) -> Result<(), String> {
-        let key = self.key.as_deref().unwrap_or("");
-        if !key.is_empty() {
-            check_label_key(key).map_err(|e| format!("key: {e}"))?;
-        }
-        let operator = self.operator.as_deref().unwrap_or("Equal");
-        match operator {
-            "Equal" => {
-                if key.is_empty() {
-                    return Err(
-                        "operator Equal needs a key (only Exists may leave the key empty)".into(),
-                    );
-                }
-                if let Some(value) = &self.value {
-                    check_label_value(value).map_err(|e| format!("value: {e}"))?;
-                }
-            }
-            "Exists" => {
-                if self.value.as_deref().is_some_and(|v| !v.is_empty()) {
-                    return Err("operator Exists takes no value".into());
-                }
-            }
-            other => return Err(format!("operator {other:?} is not Equal or Exists")),
-        }
-        let effect = self.effect.as_deref().unwrap_or("");
-        if !["", "NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
-            return Err(format!(
-                "effect {effect:?} is not NoSchedule, PreferNoSchedule or NoExecute"
-            ));
-        }
-        if self.toleration_seconds.is_some() && effect != "NoExecute" {
-            return Err("tolerationSeconds needs effect NoExecute".into());
-        }
-        Ok(())
-    }
-}
-
-/// A Kubernetes label key: an optional DNS-subdomain prefix and `/`, then a name of at most 63
-/// characters.
-pub fn check_label_key(key: &str) -> Result<(), String> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, key),
-    };
-    let prefix_ok = prefix.is_none_or(|p| {
-        !p.is_empty()
-            && p.len() <= 253
-            && p.split('.').all(|l| {
-                !l.is_empty()
-                    && l.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            })
-    });
-    if prefix_ok && !name.is_empty() && check_label_value(name).is_ok() {
-        Ok(())
-    } else {
-        Err(format!("{key:?} is not a label key"))
-    }
-}
-
-/// A DNS subdomain (RFC 1123) as Kubernetes checks object names such as a RuntimeClass's: at
-/// most 253 characters, dot-separated labels of lowercase alphanumerics and `-`, each starting
-/// and ending with an alphanumeric.
-pub fn check_dns_subdomain(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            label.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && label.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && label
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        });
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} is not a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters)",
-            platform::quoted(name)
-        ))
-    }
-}
-
-/// A Kubernetes label value: at most 63 characters, alphanumerics with `-`, `_` and `.` inside.
-pub fn check_label_value(value: &str) -> Result<(), String> {
-    let ok = value.is_empty()
-        || (value.len() <= 63
-            && value.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && value.ends_with(|c: char| c.is_ascii_alphanumeric())
-            && value
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{value:?} is not a label value"))
     }
 }
 
@@ -575,6 +221,7 @@ pub fn same_toleration(a: &Toleration, b: &Toleration) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::names::check_dns_subdomain;
 
     fn parse(json: &str) -> Result<Settings, String> {
         let settings = Settings::from_json(json.as_bytes())?;
@@ -608,11 +255,7 @@ mod tests {
         .unwrap();
         assert_eq!(settings.on_lookup_failure, OnLookupFailure::Reject);
         assert_eq!(settings.preferred_architecture_weight, 10);
-        assert_eq!(
-            settings.configured_architectures("x", "registry.example.com/legacy/app:1"),
-            Some(["amd64".to_string()].into())
-        );
-        assert_eq!(settings.configured_architectures("x", "ghcr.io/a:1"), None);
+        assert_eq!(settings.image_platforms[0].architectures, ["amd64"]);
     }
 
     #[test]
