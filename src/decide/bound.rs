@@ -14,8 +14,7 @@ use crate::read::webassembly;
 use crate::settings::Settings;
 
 use super::images::{constraining, known_images};
-use super::outcome::{on_lookup_failure, refuse};
-use super::Outcome;
+use super::outcome::{on_lookup_failure, refuse, Outcome};
 
 /// A Pod bound to a node (`spec.nodeName`, or a DaemonSet Pod's target node), with `readNodes`:
 /// accepted unchanged when every image runs on the node's OS and architecture, else rejected

@@ -12,11 +12,11 @@ use crate::read::node_pools;
 use crate::read::nodes::{self, Pools, Schedulable};
 use crate::settings::Settings;
 
+use super::facts::{Facts, OtherOs};
 use super::os::{other_operating_system, read_other_operating_systems, OthersRead};
-use super::outcome::on_lookup_failure;
+use super::outcome::{on_lookup_failure, Outcome};
 use super::settle::settle;
 use super::windows::windows_builds;
-use super::{Facts, OtherOs, Outcome};
 
 /// With `readNodes`: the decision for the cluster's Nodes and the nodes its pools may create
 /// (`autoscaledArchitectures`, Karpenter's NodePools). The NodePools are read only when the

@@ -7,8 +7,7 @@ use crate::platform::Architectures;
 use crate::read::resolve::{ImagePlatforms, Learned};
 use crate::settings::Settings;
 
-use super::outcome::on_lookup_failure;
-use super::Outcome;
+use super::outcome::{on_lookup_failure, Outcome};
 
 /// Step 4: of the images looked up, those that constrain the Pod's architecture: all but the
 /// WebAssembly ones that run on any node (only WebAssembly builds, or a WebAssembly build and a

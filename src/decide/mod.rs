@@ -8,6 +8,7 @@
 
 mod bound;
 mod cluster;
+mod facts;
 mod images;
 mod os;
 mod outcome;
@@ -19,13 +20,13 @@ use serde_json::Value;
 
 use crate::host::cluster::Cluster;
 use crate::host::registry::Registry;
-use crate::message::{self, Refusal};
+use crate::message::{self};
 use crate::platform::{self, Architectures};
 use crate::read::cache::ClusterCache;
 use crate::read::constraint::Constraints;
 use crate::read::nodes::Schedulable;
 use crate::read::pod::{self, PodImage};
-use crate::read::resolve::{self, ImagePlatforms};
+use crate::read::resolve::{self};
 use crate::read::webassembly;
 use crate::settings::Settings;
 
@@ -35,59 +36,12 @@ pub use crate::read::pod::PREFERRED_ANNOTATION;
 
 use self::bound::decide_bound;
 use self::cluster::settle_from_cluster;
+use self::facts::{Facts, OtherOs};
 use self::images::{constraining, image_architectures, known_images};
 use self::os::other_operating_systems;
 use self::outcome::refuse;
+pub use self::outcome::{Decision, Outcome, Subject, Verdict};
 use self::settle::settle;
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict<Object = Value> {
-    /// Let the object through unchanged.
-    Accept,
-    /// Let the object through as given (the whole object, changed only where needed).
-    Mutate(Object),
-    /// Refuse it with this message.
-    Reject(String),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decision<Object = Value> {
-    pub verdict: Verdict<Object>,
-    pub warnings: Vec<String>,
-}
-
-impl Decision {
-    pub fn accept(warnings: Vec<String>) -> Decision {
-        Decision {
-            verdict: Verdict::Accept,
-            warnings,
-        }
-    }
-
-    pub fn reject(message: String, warnings: Vec<String>) -> Decision {
-        Decision {
-            verdict: Verdict::Reject(message),
-            warnings,
-        }
-    }
-}
-
-/// What happened to a Pod (or Pod template), with the warnings for the user.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    Unchanged(Vec<String>),
-    Changed(Vec<String>),
-    Rejected(String, Vec<String>),
-}
-
-/// The Pod or Pod template decided, as messages name it.
-#[derive(Debug, Clone, Copy)]
-pub struct Subject<'a> {
-    /// `Pod`, `Pod template`.
-    pub name: &'a str,
-    /// A DaemonSet's template under `validate`: warn about the nodes its Pods will fail on.
-    pub daemon_set: bool,
-}
 
 /// Applies the policy to a Pod, or to a Pod template (an object with `metadata` and `spec`),
 /// editing it in place. The cluster is read only with `readNodes`.
@@ -100,74 +54,6 @@ pub fn decide_pod(
 ) -> Outcome {
     let mut cache = ClusterCache::new(cluster);
     steps(pod, subject, settings, registry, &mut cache).unwrap_or_else(|outcome| outcome)
-}
-
-/// What the decision knows of the Pod and its images before it looks at the cluster.
-struct Facts<'a> {
-    subject: Subject<'a>,
-    settings: &'a Settings,
-    constraints: Constraints,
-    /// The images looked up that constrain the Pod's architecture (not the WebAssembly ones
-    /// that run anywhere: `ImagePlatforms::arch_free`).
-    known: Vec<&'a ImagePlatforms>,
-    /// The architectures every known image runs on for the Pod's OS (`fallbackArchitectures`
-    /// when no image could be looked up; every architecture when none constrains).
-    image_common: Architectures,
-    /// Images were looked up, and none constrains the architecture: they run on every node.
-    unconstrained: bool,
-    /// No image that runs on a CPU architecture could be looked up: `image_common` is
-    /// `fallbackArchitectures`, and the warning that says so.
-    fallback: Option<String>,
-    /// WebAssembly images were looked up (the fallback's messages say that only the others
-    /// failed).
-    webassembly: bool,
-    /// The other node OSes the Pod may run on: it does not choose its OS (`spec.os`, the
-    /// nodeSelector), its own constraints admit their nodes, and every known image runs on them
-    /// (Linux and Windows builds in one index). Where the cluster has nodes of them, the Pod is
-    /// decided for each, and keeps every OS that runs it (`settle`).
-    others: Vec<OtherOs>,
-    /// Why no node of the Pod's own OS runs every image, when only `others` do (`image_common`
-    /// is then empty).
-    own_os_refusal: Option<Refusal>,
-    /// The Pod names its OS in `spec.os`: the kubelet refuses it on a node of another OS, so it
-    /// is kept to its OS even when its images run anywhere.
-    spec_os: bool,
-}
-
-impl Facts<'_> {
-    /// No architecture fits: `refuse`, except that a Pod pinned to `fallbackArchitectures`
-    /// that fit none of its nodes is left unpinned, with a warning (a guess never refuses it).
-    fn refuse(&self, refusal: Refusal, mut warnings: Vec<String>) -> Outcome {
-        if self.fallback.is_some() {
-            warnings.push(message::fallback_unfit(
-                self.subject.name,
-                self.webassembly,
-                &self.image_common,
-            ));
-            return Outcome::Unchanged(warnings);
-        }
-        refuse(refusal, &mut warnings, self.settings)
-    }
-}
-
-/// Another OS a Pod that states none may run on (`Facts::others`): its constraints read for
-/// that OS, and the architectures every known image runs on for it.
-struct OtherOs {
-    constraints: Constraints,
-    image_common: Architectures,
-}
-
-/// The Pod decided for one OS: where it may run, and what pins it there.
-struct Plan<'a> {
-    constraints: &'a Constraints,
-    /// The architectures every image runs on, among those of the cluster's nodes.
-    common: Architectures,
-    /// Of those, the ones the Pod's own constraints admit.
-    finally: Architectures,
-    /// The architectures nodes of the OS may have.
-    universe: Architectures,
-    /// The Windows OS builds to pin (`pinWindowsBuild`).
-    builds: Option<Architectures>,
 }
 
 /// The steps of docs/design.md ("What it does, step by step"), each a function that either

@@ -12,9 +12,9 @@ use crate::read::nodes::{self, Pools, Schedulable};
 use crate::read::pod;
 use crate::read::resolve::ImagePlatforms;
 
+use super::facts::{Facts, OtherOs};
 use super::images::image_architectures;
-use super::outcome::on_lookup_failure;
-use super::{Facts, OtherOs, Outcome};
+use super::outcome::{on_lookup_failure, Outcome};
 
 /// The node OSes other than `os` a Pod that does not choose its OS (`spec.os`, the nodeSelector)
 /// may run on: those whose nodes its constraints admit and on which every known image runs.

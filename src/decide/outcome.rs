@@ -1,10 +1,59 @@
-//! How a failed read (`onLookupFailure`) and a refusal (`onNoCommonArchitecture`) settle the
-//! outcome.
+//! What the decision answers (`Outcome`, and the `Decision` on a request), and how a failed
+//! read (`onLookupFailure`) and a refusal (`onNoCommonArchitecture`) settle it.
+
+use serde_json::Value;
 
 use crate::message::{Failure, Refusal};
 use crate::settings::{OnLookupFailure, OnNoCommonArchitecture, Settings};
 
-use super::Outcome;
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict<Object = Value> {
+    /// Let the object through unchanged.
+    Accept,
+    /// Let the object through as given (the whole object, changed only where needed).
+    Mutate(Object),
+    /// Refuse it with this message.
+    Reject(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision<Object = Value> {
+    pub verdict: Verdict<Object>,
+    pub warnings: Vec<String>,
+}
+
+impl Decision {
+    pub fn accept(warnings: Vec<String>) -> Decision {
+        Decision {
+            verdict: Verdict::Accept,
+            warnings,
+        }
+    }
+
+    pub fn reject(message: String, warnings: Vec<String>) -> Decision {
+        Decision {
+            verdict: Verdict::Reject(message),
+            warnings,
+        }
+    }
+}
+
+/// What happened to a Pod (or Pod template), with the warnings for the user.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Unchanged(Vec<String>),
+    Changed(Vec<String>),
+    Rejected(String, Vec<String>),
+}
+
+/// The Pod or Pod template decided, as messages name it.
+#[derive(Debug, Clone, Copy)]
+pub struct Subject<'a> {
+    /// `Pod`, `Pod template`.
+    pub name: &'a str,
+    /// A DaemonSet's template under `validate`: warn about the nodes its Pods will fail on.
+    pub daemon_set: bool,
+}
 
 /// `onLookupFailure` applied to a read that failed (images, Nodes, Windows Nodes, a bound Pod's
 /// node): `reject` and `accept` settle the outcome; `ignoreImage` adds its warnings and lets

@@ -15,9 +15,10 @@ use crate::read::pod::{self, PREFERRED_ANNOTATION};
 use crate::settings::names::check_label_value;
 use crate::settings::Settings;
 
+use super::facts::{Facts, OtherOs, Plan};
 use super::os::admits_other_os;
+use super::outcome::Outcome;
 use super::windows::windows_build_pin;
-use super::{Facts, OtherOs, Outcome, Plan};
 
 /// Steps 6 and 7 for a cluster whose architectures are `schedulable`'s: where the Pod may finally
 /// run (or why nowhere), and the fewest edits. `others`: the other OSes the Pod may run on that

@@ -6,7 +6,7 @@ use crate::platform::{self, Architectures};
 use crate::read::nodes::{self, Builds, Schedulable};
 use crate::read::resolve::ImagePlatforms;
 
-use super::Facts;
+use super::facts::Facts;
 
 /// Step 7: the Windows OS builds to pin a Windows Pod to (`pinWindowsBuild`): those every image
 /// has, cut to those the cluster's Windows Nodes report with `readNodes`; the error is the

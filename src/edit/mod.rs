@@ -6,4 +6,4 @@ pub mod json;
 pub mod pin;
 pub mod tolerations;
 
-pub use json::{array_at, object_at};
+pub use self::json::{array_at, object_at};
