@@ -1,11 +1,13 @@
 //! image-arch-affinity: a Kubewarden policy that keeps Pods off nodes whose CPU architecture their
 //! images cannot run on.
 //!
-//! The decision is plain Rust over plain data: `policy` routes a request, `decision` decides on a
-//! Pod or a workload's Pod template from the constraint model (`constraint`) and the images'
-//! platforms (`resolve`), and edits it (`affinity`, `tolerations`). This file is the thin waPC
-//! layer: JSON in, JSON out, host calls through `registry` (images) and `cluster` (Nodes, with
-//! `readNodes`).
+//! The rooms follow the steps, and data flows one way (`tests/layers.rs` holds them to it):
+//! `host` (the raw host calls behind small traits, budgets, the sparse request view), `settings`,
+//! `read` (the Pod, its constraints, its images' platforms, Nodes, NodePools, and the cache of
+//! what was read), `message` (every text), `edit` (a plan written into the Pod's JSON), `decide`
+//! (the plan, decided once), `policy` (routing). This file is the thin waPC layer: JSON in, JSON
+//! out, host calls through `host::registry` (images) and `host::cluster` (Nodes and NodePools,
+//! with `readNodes`).
 
 #![cfg_attr(
     not(test),

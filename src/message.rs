@@ -1,6 +1,6 @@
 //! The policy's messages and warnings, and how they are cut: Kubernetes may truncate a warning
 //! past 256 characters, and host errors arrive as multi-line chains. Every text an operator
-//! reads is built here; `decision` decides which one applies.
+//! reads is built here; `decide` decides which one applies.
 
 use crate::platform::{self, Architectures};
 use crate::read::constraint::{Admits, Constraints};

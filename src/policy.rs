@@ -1,7 +1,8 @@
 //! The admission request routed to the decision: a Pod CREATE to `decide::decide_pod`, a
-//! workload to `workload` (which applies the same decision to its Pod template), anything else
-//! accepted. The data flows one way: request (`lib.rs`) -> read (`pod`, `constraint`, `resolve`)
-//! -> decide (`decision`) -> edit (`affinity`, `tolerations`) -> response (`lib.rs`).
+//! workload to `decide::workload` (which applies the same decision to its Pod template),
+//! anything else accepted. The data flows one way: request (`lib.rs`) -> read (`read::pod`,
+//! `read::constraint`, `read::resolve`) -> decide (`decide`) -> edit (`edit::pin`) -> response
+//! (`lib.rs`).
 
 use serde_json::Value;
 

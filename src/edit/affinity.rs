@@ -74,7 +74,7 @@ pub fn constrain_required(
 }
 
 /// Sets the Pod's required terms to `terms` (the policy's copies of its own, one per OS: see
-/// `decision::pin`). Returns whether it could.
+/// `edit::pin`). Returns whether it could.
 pub fn replace_required_terms(spec: &mut Value, terms: Vec<Value>) -> bool {
     match edit::object_at(spec, &REQUIRED_PATH) {
         Some(required) => {

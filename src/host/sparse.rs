@@ -45,7 +45,7 @@ const METADATA: Shape = Fields(&[
 ]);
 
 /// What the decision reads and edits in a Pod's (or a Pod template's) spec (see `pod`,
-/// `constraint`, `affinity`, `tolerations`, `decision`), plus `$extra` fields.
+/// `read::constraint`, `edit::affinity`, `edit::tolerations`, `decide`), plus `$extra` fields.
 macro_rules! pod_spec {
     ($($extra:expr),*) => {
         Fields(&[

@@ -1,6 +1,6 @@
 //! The cluster's Nodes, as the node-aware mode (setting `readNodes`) reads them: which
 //! architectures a Pod's OS has Nodes of, and the node a bound Pod runs on. Plain Rust over the
-//! host's JSON answers; the calls go through `cluster::Cluster`.
+//! host's JSON answers (`node`); the calls go through one evaluation's `cache::ClusterCache`.
 //!
 //! What is read does not grow with the cluster in the common case: the host returns every
 //! matching Node's whole `metadata` (field masks cut only `spec` and `status`), so the policy
