@@ -207,7 +207,7 @@ fn main() {
         let mut registry = Memory {
             index: index.clone(),
         };
-        // Reading: the request parsed, the Pod read sparsely (src/sparse.rs).
+        // Reading: the request parsed, the Pod read sparsely (src/host/sparse.rs).
         let read = time(iterations, || {
             serde_json::from_slice::<Payload>(&payload).unwrap()
         });

@@ -1525,7 +1525,7 @@ fn check_node_aware(
         }
     }
     // A Pod that states no OS, whose images all run on another OS the cluster has, is decided for
-    // each (src/decision.rs `settle`). schedulableArchitectures names the architectures of every
+    // each (src/decide/settle.rs `settle`). schedulableArchitectures names the architectures of every
     // OS, so the static settings state such a cluster only where its OSes have the same
     // architectures: the other OS's Nodes and pools are made copies of those of the Pod's OS
     // (counted).

@@ -1,4 +1,4 @@
-// Package settings is the policy's settings as a Go type: the fields of src/settings.rs (the
+// Package settings is the policy's settings as a Go type: the fields of src/settings/mod.rs (the
 // README's settings table), with their JSON names and shapes. Decoding refuses a field the
 // policy does not have (as the policy does: serde's deny_unknown_fields) and a value of the wrong
 // type, so that settings read from the docs' YAML cannot come back empty without an error.
@@ -13,7 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Settings are the policy's settings (src/settings.rs). A field left at its zero value is
+// Settings are the policy's settings (src/settings/mod.rs). A field left at its zero value is
 // omitted from the JSON the policy reads; the pointers are the numbers whose zero is a value
 // the policy judges (and refuses), not a default.
 type Settings struct {
