@@ -1,15 +1,16 @@
 # image-arch-affinity: build, test and run the Kubewarden policy.
 SHELL := /bin/bash
 SOURCE_FILES := $(shell find src -type f -name '*.rs') Cargo.toml Cargo.lock
-WASM := target/wasm32-wasip1/release/image_arch_affinity.wasm
-# Kubewarden's kwctl and policy-server (>= 1.35), in .tools/bin when `make deps`
-# (scripts/install-deps.sh) could install them; where they are not, the embedded host
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+WASM := $(TARGET_DIR)/wasm32-wasip1/release/image_arch_affinity.wasm
+# Kubewarden's kwctl and policy-server (>= 1.35), in .tools/bin when `make deps` (kwctl: also
+# `make deps-run`; scripts/install-deps.sh) could link them; where they are not, the embedded host
 # (embedded-host/, `make host`) runs the module and the suites that need them are skipped.
 KWCTL ?= .tools/bin/kwctl
 POLICY_SERVER ?= .tools/bin/policy-server
-HOST_BIN := $(or $(CARGO_TARGET_DIR),target)/debug/embedded-host
+HOST_BIN := $(TARGET_DIR)/debug/embedded-host
 
-.PHONY: all deps fmt lint lint-workflows check-kubewarden-pins host unit-tests conformance e2e-tests k8s-test k8s-e2e k8s-mutants test run bench-core fuzz clean
+.PHONY: all deps deps-run fmt lint lint-workflows check-kubewarden-pins host unit-tests conformance e2e-tests k8s-test k8s-e2e k8s-mutants test run bench-core fuzz clean
 
 all: annotated-policy.wasm
 
@@ -21,8 +22,14 @@ policy.wasm: $(SOURCE_FILES)
 annotated-policy.wasm: policy.wasm metadata.yml README.md
 	$(KWCTL) annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
 
+# Everything `make test` and CI need (scripts/install-deps.sh: Debian packages, actionlint, cosign
+# and syft built from their Go modules, kwctl and policy-server linked from PATH).
 deps:
-	bash scripts/install-deps.sh
+	bash scripts/install-deps.sh all
+
+# Only what `make run` needs: the wasm32-wasip1 target, docker-registry, jq, curl, kwctl if on PATH.
+deps-run:
+	bash scripts/install-deps.sh run
 
 # The embedded host: the module run as `kwctl run` runs it (embedded-host/README.md). Prints its
 # path last.
@@ -31,7 +38,7 @@ host:
 	@echo $(HOST_BIN)
 
 # The module that accepts everything (benchmarks) or traps on request (conformance cases).
-TRIVIAL := target/wasm32-wasip1/release/trivial_policy.wasm
+TRIVIAL := $(TARGET_DIR)/wasm32-wasip1/release/trivial_policy.wasm
 $(TRIVIAL): trivial-policy/src/lib.rs trivial-policy/Cargo.toml
 	cargo build -q -p trivial-policy --target=wasm32-wasip1 --release
 
@@ -96,9 +103,9 @@ test: deps fmt lint unit-tests conformance e2e-tests k8s-test k8s-e2e
 # The policy on an example Pod (test_data/pod-multi-arch.json) with real lookups in a local
 # registry, on kwctl when installed, else on the embedded host (RUN_HOST=kwctl|embedded picks).
 RUN_HOST ?= $(if $(wildcard $(KWCTL)),kwctl,embedded)
-run: deps policy.wasm
+run: deps-run policy.wasm
 	@$(MAKE) -s $(if $(filter kwctl,$(RUN_HOST)),annotated-policy.wasm,host) >/dev/null
-	RUN_HOST=$(RUN_HOST) KWCTL="$(KWCTL)" bash scripts/run-example.sh
+	RUN_HOST=$(RUN_HOST) KWCTL="$(KWCTL)" EMBEDDED_HOST="$(HOST_BIN)" bash scripts/run-example.sh
 
 # The native decision core stage by stage (benches/core.rs). `make bench` (below) measures the
 # module in kwctl and policy-server.

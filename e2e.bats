@@ -381,11 +381,12 @@ readme_block() { doc_block README.md "$1"; }
   [ "$patch" = "$(pin_patch arm64)" ]
 }
 
-@test "the README's examples: each command run on this host prints the lines shown" {
-  # Each ```console block under "## Examples": `$ make run ...`, then lines its output must hold
-  # (the local registry's address read as REGISTRY; JSON lines compared as JSON).
+@test "the README's examples (and design.md's): each command run on this host prints the lines shown" {
+  # Each ```console block under "## Examples" of README.md, then of docs/design.md: `$ make run
+  # ...`, then lines its output must hold (the local registry's address read as REGISTRY; JSON
+  # lines compared as JSON).
   awk '/^## / {f = ($0 == "## Examples")} f && /^```console$/ {b = 1; n++; next} b && /^```$/ {b = 0; next} b {print n "\t" $0}' \
-    README.md >"$BATS_TEST_TMPDIR/examples"
+    README.md docs/design.md >"$BATS_TEST_TMPDIR/examples"
   [ "$(cut -f 1 "$BATS_TEST_TMPDIR/examples" | sort -u | wc -l)" -eq 3 ]
   for n in 1 2 3; do
     cmd=$(awk -F '\t' -v n=$n '$1 == n {print $2; exit}' "$BATS_TEST_TMPDIR/examples")

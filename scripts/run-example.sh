@@ -6,12 +6,12 @@
 # (or `embedded-host run ... policy.wasm`, with metadata.yml beside the module), prints which host
 # ran it, the response and the decoded JSON patch, and stops the registry.
 # Knobs: RUN_HOST, KWCTL (default .tools/bin/kwctl), EMBEDDED_HOST (default
-# target/debug/embedded-host), SETTINGS (settings JSON, default {}), REQUEST (an AdmissionRequest
+# $CARGO_TARGET_DIR/debug/embedded-host, CARGO_TARGET_DIR default target), SETTINGS (settings JSON, default {}), REQUEST (an AdmissionRequest
 # whose images read REGISTRY/..., default test_data/pod-multi-arch.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KWCTL=${KWCTL:-.tools/bin/kwctl}
-EMBEDDED_HOST=${EMBEDDED_HOST:-target/debug/embedded-host}
+EMBEDDED_HOST=${EMBEDDED_HOST:-${CARGO_TARGET_DIR:-target}/debug/embedded-host}
 RUN_HOST=${RUN_HOST:-$([ -x "$KWCTL" ] && echo kwctl || echo embedded)}
 case "$RUN_HOST" in
   kwctl)
