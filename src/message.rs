@@ -2,9 +2,12 @@
 //! past 256 characters, and host errors arrive as multi-line chains. Every text an operator
 //! reads is built here; `decide` decides which one applies.
 
+use serde_json::Value;
+
 use crate::platform::{self, Architectures};
 use crate::read::constraint::{Admits, Constraints};
 use crate::read::nodes::Schedulable;
+use crate::read::pod;
 use crate::read::resolve::ImagePlatforms;
 use crate::settings::Settings;
 
@@ -441,6 +444,7 @@ pub(crate) fn bound_without_build(
     placed: &str,
     lacking: &[&&ImagePlatforms],
     build: Option<&str>,
+    after_admission: Option<&Value>,
 ) -> Refusal {
     let containers_lack = lacking.iter().any(|image| image.volume.is_none());
     let listing: Vec<String> = lacking
@@ -455,9 +459,19 @@ pub(crate) fn bound_without_build(
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
-            format!("{} runs only on {platforms}", named(image))
+            match after_admission {
+                Some(pod) => format!("{} runs only on {platforms}", run_by(image, pod)),
+                None => format!("{} runs only on {platforms}", named(image)),
+            }
         })
         .collect();
+    if after_admission.is_some() {
+        return Refusal::new(
+            format!("{PREFIX}: the {subject} runs on node {node:?} ({placed}), which its new images have no build for: "),
+            listing.join("; "),
+            format!(". They would fail there with exec format error: use images with a build for {placed} (kubectl debug --image=<an image with one>)"),
+        );
+    }
     Refusal::new(
         format!("{PREFIX}: the {subject} is bound to node {node:?} ({placed}), which its images have no build for: "),
         listing.join("; "),
@@ -469,6 +483,70 @@ pub(crate) fn bound_without_build(
             ". Its containers would fail there with exec format error".to_string()
         },
     )
+}
+
+/// A new image of a Pod after admission, with the containers that run it: `image "REF" of
+/// ephemeral container "debugger"`.
+pub(crate) fn run_by(image: &ImagePlatforms, pod: &Value) -> String {
+    let containers: Vec<String> = pod::containers_running(pod, &image.image)
+        .into_iter()
+        .map(|(kind, name)| format!("{kind} {name:?}"))
+        .collect();
+    match containers.is_empty() {
+        true => labelled(image),
+        false => format!("{} of {}", labelled(image), containers.join(", ")),
+    }
+}
+
+/// A Pod after admission whose own constraints admit nodes where its new images do not run:
+/// `elsewhere`, per OS, the architectures it may be on that some new image has no build for;
+/// `each`, each new image with what it runs on; `bound`, the Node it is bound to (its platform
+/// unknown without `readNodes`); `note`, where the cluster's architectures come from.
+pub(crate) fn may_be_elsewhere(
+    subject: &str,
+    elsewhere: &[(String, Architectures)],
+    each: &[String],
+    bound: Option<&str>,
+    note: &str,
+) -> Refusal {
+    let platforms = elsewhere
+        .iter()
+        .map(|(os, architectures)| match architectures.is_empty() {
+            true => format!("{os} nodes"),
+            false => format!("{os} nodes of {}", platform::join(architectures, ", ")),
+        })
+        .collect::<Vec<_>>()
+        .join(", and ");
+    let lead = match bound {
+        Some(node) => format!(
+            "{PREFIX}: the {subject} is bound to node {node:?}, which may be one of the {platforms} its constraints admit ({note}; setting readNodes reads the Node), where its new images have no build: "
+        ),
+        None => format!(
+            "{PREFIX}: the {subject} may run on {platforms} ({note}; what its nodeSelector and required node affinity admit), where its new images have no build: "
+        ),
+    };
+    Refusal::new(
+        lead,
+        each.join("; "),
+        ". A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it".to_string(),
+    )
+}
+
+/// A new image after admission with the architectures it runs on for `os`.
+pub(crate) fn new_image_runs_on(
+    image: &ImagePlatforms,
+    pod: &Value,
+    os: &str,
+    architectures: &Architectures,
+) -> String {
+    match architectures.is_empty() {
+        true => format!("{} has no {os} build", run_by(image, pod)),
+        false => format!(
+            "{} runs on {os}/{}",
+            run_by(image, pod),
+            platform::join(architectures, &format!(", {os}/"))
+        ),
+    }
 }
 
 /// One image's Windows OS builds, for `no_common_build`.

@@ -1,4 +1,5 @@
-//! The admission request routed to the decision: a Pod CREATE to `decide::decide_pod`, a
+//! The admission request routed to the decision: a Pod CREATE to `decide::decide_pod`, a Pod
+//! UPDATE (the Pod itself, or its `ephemeralcontainers` subresource) to `decide::decide_update`, a
 //! workload to `decide::workload` (which applies the same decision to its Pod template),
 //! anything else accepted. The data flows one way: request (`lib.rs`) -> read (`read::pod`,
 //! `read::constraint`, `read::resolve`) -> decide (`decide`) -> edit (`edit::pin`) -> response
@@ -33,7 +34,10 @@ pub fn evaluate(
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
 ) -> Decision {
-    if !request.sub_resource.is_empty() {
+    let pod_update = request.kind == "Pod"
+        && request.operation == "UPDATE"
+        && matches!(request.sub_resource, "" | "ephemeralcontainers");
+    if !request.sub_resource.is_empty() && !pod_update {
         return Decision::accept(Vec::new());
     }
     if request.kind != "Pod" {
@@ -47,15 +51,23 @@ pub fn evaluate(
             cluster,
         );
     }
-    if request.operation != "CREATE" {
-        return Decision::accept(Vec::new());
-    }
     let mut pod = request.object;
-    let subject = Subject {
-        name: "Pod",
-        daemon_set: false,
+    let outcome = match request.operation {
+        "CREATE" => {
+            let subject = Subject {
+                name: "Pod",
+                daemon_set: false,
+                after_admission: false,
+            };
+            decide::decide_pod(&mut pod, subject, settings, registry, cluster)
+        }
+        // An image swapped in, or an ephemeral container added (`kubectl debug`).
+        "UPDATE" => {
+            decide::decide_update(&mut pod, request.old_object, settings, registry, cluster)
+        }
+        _ => return Decision::accept(Vec::new()),
     };
-    match decide::decide_pod(&mut pod, subject, settings, registry, cluster) {
+    match outcome {
         Outcome::Unchanged(warnings) => Decision::accept(warnings),
         Outcome::Changed(warnings) => Decision {
             verdict: Verdict::Mutate(pod),

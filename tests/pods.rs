@@ -188,11 +188,7 @@ fn pods_that_are_skipped_cost_no_lookup() {
     }
     let mut registry = FixtureRegistry::new();
     let object = pod(&["multi:1"], json!({}));
-    for (kind, operation) in [
-        ("Pod", "UPDATE"),
-        ("Deployment", "CREATE"),
-        ("Pod", "DELETE"),
-    ] {
+    for (kind, operation) in [("Deployment", "CREATE"), ("Pod", "DELETE")] {
         let r = run_request(
             &mut registry,
             kind,
@@ -203,6 +199,17 @@ fn pods_that_are_skipped_cost_no_lookup() {
         r.assert_accepted_unchanged();
         assert!(r.calls.is_empty());
     }
+    // A Pod UPDATE that runs no new image (tests/updates.rs).
+    let r = run_update(
+        &mut registry,
+        "Pod",
+        "UPDATE",
+        &object,
+        &object,
+        &settings(json!({})),
+    );
+    r.assert_accepted_unchanged();
+    assert!(r.calls.is_empty());
 }
 
 #[test]

@@ -56,7 +56,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use common::{run_request, FixtureRegistry};
+use common::{run_request, run_update, FixtureRegistry};
 use image_arch_affinity::policy::Verdict;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
@@ -776,13 +776,18 @@ fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(),
     };
     let mut registry = registry_for(&case.images);
     // Skip rules: a Pod (or template) bound to a node or controlled by a DaemonSet; a Pod UPDATE
-    // (a workload's UPDATE is decided like its CREATE).
+    // that runs no new image (a workload's UPDATE is decided like its CREATE; new images after
+    // admission: tests/updates.rs).
     let exempt = match case.exempt {
         None => false,
         Some("update") => kind == "Pod",
         Some(_) => true,
     };
-    let run = run_request(&mut registry, kind, operation, &object, &settings);
+    let old = match operation {
+        "UPDATE" if kind == "Pod" => object.clone(),
+        _ => Value::Null,
+    };
+    let run = run_update(&mut registry, kind, operation, &object, &old, &settings);
     if exempt {
         bump(&counts.exempt);
         prop_assert_eq!(

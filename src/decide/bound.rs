@@ -14,7 +14,7 @@ use crate::read::webassembly;
 use crate::settings::Settings;
 
 use super::images::{constraining, known_images};
-use super::outcome::{on_lookup_failure, refuse, Outcome};
+use super::outcome::{on_lookup_failure, refuse, Outcome, Subject};
 
 /// A Pod bound to a node (`spec.nodeName`, or a DaemonSet Pod's target node), with `readNodes`:
 /// accepted unchanged when every image runs on the node's OS and architecture, else rejected
@@ -24,11 +24,12 @@ pub(super) fn decide_bound(
     images: &[PodImage],
     name: &str,
     pod: &Value,
-    subject: &str,
+    subject: Subject,
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut ClusterCache,
 ) -> Outcome {
+    let (after_admission, subject) = (subject.after_admission, subject.name);
     let mut warnings = Vec::new();
     let node = match nodes::bound_node(cluster, name) {
         Ok(node) => node,
@@ -75,6 +76,8 @@ pub(super) fn decide_bound(
     if lacking.is_empty() {
         return Outcome::Unchanged(warnings);
     }
-    let refusal = message::bound_without_build(subject, name, &placed, &lacking, build);
+    let after_admission = after_admission.then_some(pod);
+    let refusal =
+        message::bound_without_build(subject, name, &placed, &lacking, build, after_admission);
     refuse(refusal, &mut warnings, settings)
 }

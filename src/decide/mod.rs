@@ -6,6 +6,7 @@
 //! has `edit` write the pins it settled on. Plain Rust over plain data: `policy` routes
 //! requests here.
 
+mod after;
 mod bound;
 mod cluster;
 mod facts;
@@ -53,7 +54,70 @@ pub fn decide_pod(
     cluster: &mut dyn Cluster,
 ) -> Outcome {
     let mut cache = ClusterCache::new(cluster);
-    steps(pod, subject, settings, registry, &mut cache).unwrap_or_else(|outcome| outcome)
+    steps(pod, subject, settings, registry, &mut cache, None).unwrap_or_else(|outcome| outcome)
+}
+
+/// After admission: a Pod UPDATE (an image swapped in, `kubectl debug`'s ephemeral container
+/// through `pods/ephemeralcontainers`). Only the images the old Pod did not run are looked up,
+/// and judged against where the Pod is or may go: the Node it is bound to, read by name with
+/// `readNodes`, else the platforms its own constraints admit in the settings' cluster. No new
+/// image: accepted unchanged, without a host call. A Pod with scheduling gates is pinned as on
+/// CREATE where the pin only narrows its node affinity (what the API server allows for it); no
+/// other UPDATE is edited.
+pub fn decide_update(
+    pod: &mut Value,
+    old: &Value,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
+) -> Outcome {
+    let new: Vec<String> = pod::new_images(pod, old)
+        .into_iter()
+        .map(|image| image.reference.to_string())
+        .collect();
+    if new.is_empty() || !pod["spec"].is_object() {
+        return Outcome::Unchanged(Vec::new());
+    }
+    let images: Vec<PodImage> = new
+        .iter()
+        .map(|reference| PodImage {
+            reference,
+            volume: None,
+        })
+        .collect();
+    let mut cache = ClusterCache::new(cluster);
+    let mut subject = Subject {
+        name: "Pod",
+        daemon_set: false,
+        after_admission: true,
+    };
+    if let Some(node) = pod::bound_node(pod).filter(|_| settings.read_nodes) {
+        return decide_bound(&images, node, pod, subject, settings, registry, &mut cache);
+    }
+    if pod::scheduling_gated(pod) && pod::bound_node(pod).is_none() {
+        let mut pinned = pod.clone();
+        let gated = Subject {
+            after_admission: false,
+            ..subject
+        };
+        let outcome = steps(
+            &mut pinned,
+            gated,
+            settings,
+            registry,
+            &mut cache,
+            Some(&images),
+        )
+        .unwrap_or_else(|outcome| outcome);
+        if !matches!(outcome, Outcome::Changed(_)) || pod::narrows_only(pod, &pinned) {
+            *pod = pinned;
+            return outcome;
+        }
+        // The pin would add terms (one per OS), which the API server refuses: judged instead.
+        subject.after_admission = true;
+    }
+    steps(pod, subject, settings, registry, &mut cache, Some(&images))
+        .unwrap_or_else(|outcome| outcome)
 }
 
 /// The steps of docs/design.md ("What it does, step by step"), each a function that either
@@ -64,9 +128,18 @@ fn steps(
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut ClusterCache,
+    judged: Option<&[PodImage]>,
 ) -> Result<Outcome, Outcome> {
-    // 1. Skip what the policy does not place; check a bound Pod against its node.
-    let images = placed_by_scheduler(pod, subject.name, settings, registry, cluster)?;
+    // 1. Skip what the policy does not place; check a bound Pod against its node. (After
+    // admission, the images judged are the new ones, wherever the Pod is.)
+    let placed;
+    let images = match judged {
+        Some(images) => images,
+        None => {
+            placed = placed_by_scheduler(pod, subject, settings, registry, cluster)?;
+            placed.as_slice()
+        }
+    };
     // 2, 5. The OS, and every constraint on the Pod's nodes.
     let constraints = Constraints::read_pod(pod, &settings.default_operating_system);
     if !platform::NODE_OPERATING_SYSTEMS.contains(&constraints.os.as_str()) {
@@ -76,16 +149,19 @@ fn steps(
     }
     // 3, 4. What every image runs on.
     let mut warnings = Vec::new();
-    let resolved = resolve::resolve_images(&images, settings, registry);
+    let resolved = resolve::resolve_images(images, settings, registry);
     let (looked_up, failed) = known_images(&resolved, subject.name, settings, &mut warnings)?;
     let looked_up_count = looked_up.len();
     let known = constraining(looked_up, webassembly::runtime(pod, settings));
     let webassembly = known.len() < looked_up_count;
     // No image that runs on a CPU architecture could be looked up (WebAssembly ones say
     // nothing of it): `fallbackArchitectures` stand in for those that failed.
-    let fallback =
-        (known.is_empty() && !failed.is_empty() && !settings.fallback_architectures.is_empty())
-            .then(|| message::fallback(subject.name, &failed, webassembly, settings));
+    // (Never after admission: a guess pins nothing there.)
+    let fallback = (known.is_empty()
+        && !failed.is_empty()
+        && !settings.fallback_architectures.is_empty()
+        && !subject.after_admission)
+        .then(|| message::fallback(subject.name, &failed, webassembly, settings));
     let unconstrained = fallback.is_none() && known.is_empty();
     // Images built for several OSes: the other OSes a Pod that states none may run on.
     let others = match fallback.is_none() && !unconstrained {
@@ -149,7 +225,7 @@ fn steps(
 /// outcome), and left alone otherwise; so is a Pod without images.
 fn placed_by_scheduler<'a>(
     pod: &'a Value,
-    subject: &str,
+    subject: Subject,
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut ClusterCache,

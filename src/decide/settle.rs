@@ -15,6 +15,7 @@ use crate::read::pod::{self, PREFERRED_ANNOTATION};
 use crate::settings::names::check_label_value;
 use crate::settings::Settings;
 
+use super::after;
 use super::facts::{Facts, OtherOs, Plan};
 use super::os::admits_other_os;
 use super::outcome::Outcome;
@@ -34,12 +35,25 @@ pub(super) fn settle(
     let settings = facts.settings;
     let first = match &facts.own_os_refusal {
         Some(refusal) => Err((refusal.clone(), false)),
-        None => plan(facts, &facts.constraints, &facts.image_common, schedulable),
+        None => plan(
+            pod,
+            facts,
+            &facts.constraints,
+            &facts.image_common,
+            schedulable,
+        ),
     };
     let mut plans: Vec<Plan> = others
         .iter()
         .filter_map(|(other, schedulable)| {
-            plan(facts, &other.constraints, &other.image_common, schedulable).ok()
+            plan(
+                pod,
+                facts,
+                &other.constraints,
+                &other.image_common,
+                schedulable,
+            )
+            .ok()
         })
         .collect();
     match first {
@@ -64,6 +78,9 @@ pub(super) fn settle(
         && others.is_empty()
         && admits_other_os(pod, &facts.constraints.os, None);
     let pins = pins(pod, &plans, pin_os, settings);
+    if facts.subject.after_admission {
+        return after::judge(pod, facts, &plans, &pins, schedulable, warnings);
+    }
     let changed = pin::write(pod, &pins);
     if facts.subject.daemon_set {
         // The nodes of each OS its images run on where they do not (named by OS when several).
@@ -145,6 +162,7 @@ pub(super) fn cluster_common(
 /// where it may run there, or the refusal (and whether it came after the Pod's own constraints
 /// were found to admit some architecture: the Windows builds).
 pub(super) fn plan<'a>(
+    pod: &Value,
     facts: &Facts,
     constraints: &'a Constraints,
     image_common: &Architectures,
@@ -158,7 +176,10 @@ pub(super) fn plan<'a>(
     }
     let finally = constraints.admits().among(&common);
     if finally.is_empty() {
-        let refusal = message::explain(constraints, subject, image_common, &common, schedulable);
+        let refusal = match facts.subject.after_admission {
+            true => after::nowhere(pod, facts, constraints, &universe, schedulable),
+            false => message::explain(constraints, subject, image_common, &common, schedulable),
+        };
         return Err((refusal, false));
     }
     let builds = if settings.pin_windows_build && constraints.os == "windows" {

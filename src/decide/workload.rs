@@ -114,6 +114,7 @@ pub fn evaluate(
     let subject = Subject {
         name: "Pod template",
         daemon_set: kind == "DaemonSet" && mode == TemplateMode::Validate,
+        after_admission: false,
     };
     match decide::decide_pod(pod_template, subject, settings, registry, cluster) {
         Outcome::Rejected(message, warnings) => Decision {

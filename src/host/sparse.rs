@@ -24,13 +24,14 @@ pub enum Shape {
     Whole,
     /// An object of which only these fields are parsed; the others are kept as raw JSON.
     Fields(&'static [(&'static str, Shape)]),
-    /// A list whose items have this shape (containers: only their image is parsed).
+    /// A list whose items have this shape (containers: only their name and image are parsed).
     List(&'static Shape),
 }
 
 use Shape::{Fields, List, Whole};
 
-const CONTAINERS: Shape = List(&Fields(&[("image", Whole)]));
+/// Containers: their name (for messages after admission) and image.
+const CONTAINERS: Shape = List(&Fields(&[("name", Whole), ("image", Whole)]));
 
 /// Image volumes: a volume's name and its image's reference.
 const VOLUMES: Shape = List(&Fields(&[
@@ -55,6 +56,7 @@ macro_rules! pod_spec {
             ("tolerations", Whole),
             ("os", Whole),
             ("runtimeClassName", Whole),
+            ("schedulingGates", Whole),
             ("containers", CONTAINERS),
             ("initContainers", CONTAINERS),
             ("ephemeralContainers", CONTAINERS),
@@ -328,15 +330,15 @@ mod tests {
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"a":"b"},"managedFields":[{"x":1}]},
                "spec":{"containers":[{"name":"c","image":"nginx","env":[{"name":"A","value":"1"}]},"junk"],
                        "volumes":[{"name":"v","emptyDir":{}},{"name":"m","image":{"reference":"r","pullPolicy":"Always"}}],
-                       "tolerations":[{"key":"k"}],"os":null},"status":{}}"#,
+                       "tolerations":[{"key":"k"}],"os":null,"schedulingGates":[{"name":"g"}]},"status":{}}"#,
         )
         .unwrap();
         assert_eq!(
             sparse.view,
             json!({"metadata": {"labels": {"a": "b"}},
-                   "spec": {"containers": [{"image": "nginx"}, "junk"],
+                   "spec": {"containers": [{"name": "c", "image": "nginx"}, "junk"],
                             "volumes": [{"name": "v"}, {"name": "m", "image": {"reference": "r"}}],
-                            "tolerations": [{"key": "k"}], "os": null}})
+                            "tolerations": [{"key": "k"}], "os": null, "schedulingGates": [{"name": "g"}]}})
         );
     }
 
@@ -421,7 +423,7 @@ mod tests {
         assert_eq!(
             sparse.view,
             json!({"metadata": {"ownerReferences": []}, "spec": {
-                "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"image": "a"}]}},
+                "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"image": "a", "name": "c"}]}},
                 "jobTemplate": {"spec": {"template": {"spec": {"nodeName": "n"}}}}}})
         );
     }

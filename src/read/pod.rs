@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::image::ImageRef;
 use crate::platform::{BETA_OS_LABEL, OS_LABEL};
 
 /// Pod annotation that names the preferred architecture, overriding the setting.
@@ -138,6 +139,98 @@ pub fn images(pod: &Value) -> Vec<PodImage<'_>> {
         }
     }
     images
+}
+
+/// The images of a Pod UPDATE that the old Pod did not run: those of the new object's containers,
+/// init containers and ephemeral containers (image volumes cannot change) that no container of
+/// the old object ran, in any spelling of the same reference (`busybox` is
+/// `docker.io/library/busybox:latest`). Empty when the images are the same, at the cost of one
+/// comparison of the lists.
+pub fn new_images<'a>(new: &'a Value, old: &Value) -> Vec<PodImage<'a>> {
+    let ran = container_images(old);
+    let running = container_images(new);
+    if running == ran {
+        return Vec::new();
+    }
+    let canonical = |reference: &str| {
+        ImageRef::parse(reference).map_or_else(|_| reference.to_string(), |r| r.to_string())
+    };
+    let ran: BTreeSet<String> = ran.into_iter().map(canonical).collect();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    running
+        .into_iter()
+        .filter(|reference| !ran.contains(&canonical(reference)) && seen.insert(reference))
+        .map(|reference| PodImage {
+            reference,
+            volume: None,
+        })
+        .collect()
+}
+
+/// The references the Pod's containers, init containers and ephemeral containers run, in order.
+fn container_images(pod: &Value) -> Vec<&str> {
+    let spec = &pod["spec"];
+    ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|list| {
+            spec[*list]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+        })
+        .filter_map(|container| container["image"].as_str())
+        .collect()
+}
+
+/// The containers that run `reference`: each kind (`init container`, `container`, `ephemeral
+/// container`) with the name.
+pub fn containers_running<'a>(pod: &'a Value, reference: &str) -> Vec<(&'static str, &'a str)> {
+    let spec = &pod["spec"];
+    [
+        ("initContainers", "init container"),
+        ("containers", "container"),
+        ("ephemeralContainers", "ephemeral container"),
+    ]
+    .into_iter()
+    .flat_map(|(list, kind)| {
+        spec[list]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter(|container| container["image"].as_str() == Some(reference))
+            .map(move |container| (kind, container["name"].as_str().unwrap_or_default()))
+    })
+    .collect()
+}
+
+/// Whether the Pod has scheduling gates (`spec.schedulingGates`): until they are removed, the
+/// API server lets its node affinity be narrowed.
+pub fn scheduling_gated(pod: &Value) -> bool {
+    pod["spec"]["schedulingGates"]
+        .as_array()
+        .is_some_and(|gates| !gates.is_empty())
+}
+
+/// Whether `new`'s required node affinity only narrows `old`'s the way the API server lets a
+/// Pod with scheduling gates change it: set where `old` had no terms, else the same terms, each
+/// keeping its requirements in order and adding more after them. (The policy never edits the
+/// nodeSelector; preferences are free, tolerations may be added.)
+pub fn narrows_only(old: &Value, new: &Value) -> bool {
+    let (old, new) = (required_terms(&old["spec"]), required_terms(&new["spec"]));
+    let Some(old) = old.filter(|terms| !terms.is_empty()) else {
+        return true;
+    };
+    let Some(new) = new.filter(|terms| terms.len() == old.len()) else {
+        return false;
+    };
+    old.iter().zip(new).all(|(old, new)| {
+        ["matchExpressions", "matchFields"].iter().all(|key| {
+            let old = old[*key].as_array().map(Vec::as_slice).unwrap_or_default();
+            let new = new[*key].as_array().map(Vec::as_slice).unwrap_or_default();
+            new.starts_with(old)
+        })
+    })
 }
 
 /// The required node affinity terms, if the Pod has any.

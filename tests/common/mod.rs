@@ -511,6 +511,44 @@ pub fn run_in_cluster(
     old_object: &Value,
     settings: &Settings,
 ) -> Run {
+    run_subresource(
+        registry, cluster, kind, operation, "", object, old_object, settings,
+    )
+}
+
+/// A Pod UPDATE (`sub_resource`: "" for the Pod itself, `ephemeralcontainers` for `kubectl
+/// debug`), in a cluster read only with `readNodes`.
+pub fn run_pod_update(
+    cluster: &mut FixtureCluster,
+    sub_resource: &str,
+    object: &Value,
+    old_object: &Value,
+    settings_json: Value,
+) -> Run {
+    run_subresource(
+        &mut FixtureRegistry::new(),
+        cluster,
+        "Pod",
+        "UPDATE",
+        sub_resource,
+        object,
+        old_object,
+        &settings(settings_json),
+    )
+}
+
+/// `run_in_cluster` for a request on `sub_resource`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_subresource(
+    registry: &mut FixtureRegistry,
+    cluster: &mut FixtureCluster,
+    kind: &str,
+    operation: &str,
+    sub_resource: &str,
+    object: &Value,
+    old_object: &Value,
+    settings: &Settings,
+) -> Run {
     registry.calls.clear();
     cluster.calls.clear();
     let nodes_read = cluster.nodes_read;
@@ -518,7 +556,7 @@ pub fn run_in_cluster(
         Request {
             kind,
             operation,
-            sub_resource: "",
+            sub_resource,
             object: object.clone(),
             old_object,
         },
@@ -541,7 +579,7 @@ pub fn run_in_cluster(
         RawRequest {
             kind: Kind { kind: kind.into() },
             operation: operation.into(),
-            sub_resource: "".into(),
+            sub_resource: sub_resource.into(),
             object: read(&object_json),
             old_object: read(&old_object_json),
         },

@@ -1,0 +1,117 @@
+//! After admission: a Pod UPDATE judged where its node affinity can no longer change. The plans
+//! `settle` made for its new images say what a pin would add; where it would add anything (an
+//! architecture, the OS, a Windows build), the Pod may be on a node a new image does not run on,
+//! and is refused, naming the platforms and each new image with its containers. Nothing is
+//! edited.
+
+use serde_json::Value;
+
+use crate::edit::pin::Pins;
+use crate::message::{self, Refusal};
+use crate::platform::{self, Architectures};
+use crate::read::constraint::Constraints;
+use crate::read::nodes::Schedulable;
+use crate::read::pod;
+
+use super::facts::{Facts, Plan};
+use super::outcome::Outcome;
+
+/// The outcome for a Pod after admission, from the pins its new images would need: accepted
+/// unchanged where they need none, else refused (`onNoCommonArchitecture` applies).
+pub(super) fn judge(
+    pod: &Value,
+    facts: &Facts,
+    plans: &[Plan],
+    pins: &Pins,
+    schedulable: &Schedulable,
+    warnings: Vec<String>,
+) -> Outcome {
+    let mut elsewhere: Vec<(String, Architectures)> = Vec::new();
+    for (plan, os_pins) in plans.iter().zip(&pins.plans) {
+        let os = plan.constraints.os.as_str();
+        let architecture = os_pins.terms.iter().any(|term| term.architecture.is_some());
+        if architecture || plan.builds.is_some() {
+            let universe = match plan.universe.is_empty() {
+                true => platform::every_architecture(),
+                false => plan.universe.clone(),
+            };
+            let admitted = plan.constraints.admits().among(&universe);
+            let lacking: Architectures = match plan.builds.is_some() && !architecture {
+                // Every architecture runs them, not on every Windows build.
+                true => admitted,
+                false => admitted.difference(&plan.common).cloned().collect(),
+            };
+            elsewhere.push((os.to_string(), lacking));
+        }
+        if os_pins.terms.iter().any(|term| term.os.is_some()) {
+            for other in platform::other_operating_systems(os) {
+                elsewhere.push((other.to_string(), Architectures::new()));
+            }
+        }
+    }
+    if elsewhere.is_empty() {
+        return Outcome::Unchanged(warnings);
+    }
+    let oses: Vec<&str> = plans
+        .iter()
+        .map(|plan| plan.constraints.os.as_str())
+        .collect();
+    let refusal = refusal(pod, facts, &elsewhere, &oses, schedulable);
+    facts.refuse(refusal, warnings)
+}
+
+/// The refusal of a Pod after admission whose own constraints admit no node of `constraints`'
+/// OS that runs its new images (`plan`'s, where a Pod being created is refused for its terms):
+/// every architecture they admit is one it may be on.
+pub(super) fn nowhere(
+    pod: &Value,
+    facts: &Facts,
+    constraints: &Constraints,
+    universe: &Architectures,
+    schedulable: &Schedulable,
+) -> Refusal {
+    let universe = match universe.is_empty() {
+        true => platform::every_architecture(),
+        false => universe.clone(),
+    };
+    let os = constraints.os.as_str();
+    let elsewhere = [(os.to_string(), constraints.admits().among(&universe))];
+    refusal(pod, facts, &elsewhere, &[os], schedulable)
+}
+
+/// The refusal naming where the Pod may be (`elsewhere`) and each new image with what it runs
+/// on for `oses`.
+fn refusal(
+    pod: &Value,
+    facts: &Facts,
+    elsewhere: &[(String, Architectures)],
+    oses: &[&str],
+    schedulable: &Schedulable,
+) -> Refusal {
+    let each: Vec<String> = facts
+        .known
+        .iter()
+        .flat_map(|image| {
+            oses.iter().map(move |os| {
+                let architectures: Architectures = image
+                    .platforms()
+                    .iter()
+                    .filter(|platform| platform.runs_on(os))
+                    .map(|platform| platform.architecture.clone())
+                    .collect();
+                message::new_image_runs_on(image, pod, os, &architectures)
+            })
+        })
+        .collect();
+    let note = match schedulable.architectures.is_empty() && !schedulable.from_nodes {
+        true => "no setting schedulableArchitectures: nodes of any architecture".to_string(),
+        false => schedulable.note.clone(),
+    };
+    message::may_be_elsewhere(
+        facts.subject.name,
+        elsewhere,
+        &each,
+        pod::bound_node(pod),
+        &note,
+    )
+}

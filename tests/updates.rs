@@ -1,0 +1,231 @@
+//! After admission: a Pod UPDATE (an image swapped in, `kubectl debug`'s ephemeral container
+//! through `pods/ephemeralcontainers`) is judged against where the Pod is or may go, looking up
+//! only the images the old Pod did not run (docs/design.md, "After admission").
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// The Pod as the API server keeps it once the policy pinned it to `architectures` (bound to
+/// `node` when given).
+fn pinned(images: &[&str], architectures: &[&str], node: Option<&str>) -> Value {
+    let mut spec = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/arch", "operator": "In", "values": architectures}]}]}}}});
+    if let Some(node) = node {
+        spec["nodeName"] = json!(node);
+    }
+    pod(images, spec)
+}
+
+/// `pod` with an ephemeral container `debugger` running `image` (what `kubectl debug` sends).
+fn debugged(pod: &Value, image: &str) -> Value {
+    let mut debugged = pod.clone();
+    debugged["spec"]["ephemeralContainers"] = json!([{"name": "debugger", "image": image,
+        "targetContainerName": "c0", "stdin": true, "tty": true}]);
+    debugged
+}
+
+/// `pod` with container `c0` running `image` (`kubectl set image pod/p c0=IMAGE`).
+fn swapped(pod: &Value, image: &str) -> Value {
+    let mut swapped = pod.clone();
+    swapped["spec"]["containers"][0]["image"] = json!(image);
+    swapped
+}
+
+const STATIC: fn() -> Value = || json!({"schedulableArchitectures": ["amd64", "arm64"]});
+
+fn lookup(image: &str) -> String {
+    format!("v1/oci_manifest {image}")
+}
+
+#[test]
+fn an_update_that_runs_no_new_image_is_accepted_without_a_host_call() {
+    let old = pinned(&["multi:1"], &["arm64"], Some("node-1"));
+    let mut relabelled = old.clone();
+    relabelled["metadata"]["labels"]["new"] = json!("label");
+    relabelled["metadata"]["finalizers"] = json!(["example.com/f"]);
+    // The same image in another spelling is no new image either.
+    let respelled = swapped(&old, "docker.io/library/multi:1");
+    for new in [&relabelled, &respelled] {
+        for settings in [STATIC(), json!({"readNodes": true})] {
+            let mut cluster = FixtureCluster::default();
+            let r = run_pod_update(&mut cluster, "", new, &old, settings);
+            r.assert_accepted_unchanged();
+            assert_eq!(r.calls, Vec::<String>::new());
+            assert_eq!(cluster.calls, Vec::<String>::new());
+        }
+    }
+}
+
+#[test]
+fn a_new_image_is_judged_against_the_platforms_a_bound_pod_admits() {
+    // Without readNodes: the Node's platform is not read; the Pod's own pin keeps it to arm64.
+    let old = pinned(&["multi:1"], &["arm64"], Some("node-1"));
+    let mut cluster = FixtureCluster::default();
+    let multi = run_pod_update(&mut cluster, "", &swapped(&old, "list:1"), &old, STATIC());
+    multi.assert_accepted_unchanged();
+    assert_eq!(multi.calls, [lookup("docker.io/library/list:1")]);
+    let amd64 = run_pod_update(
+        &mut cluster,
+        "",
+        &swapped(&old, "ghcr.io/org/amd64-only:1"),
+        &old,
+        STATIC(),
+    );
+    assert_eq!(amd64.calls, [lookup("ghcr.io/org/amd64-only:1")]);
+    assert_eq!(
+        amd64.rejection(),
+        "image-arch-affinity: the Pod is bound to node \"node-1\", which may be one of the linux nodes of arm64 its constraints admit (setting schedulableArchitectures: amd64, arm64; setting readNodes reads the Node), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of container \"c0\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+}
+
+#[test]
+fn kubectl_debug_is_judged_against_the_node_the_pod_runs_on() {
+    let old = pod(&["multi:1"], json!({"nodeName": "node-1"}));
+    let mut cluster = FixtureCluster {
+        nodes: vec![
+            node("node-1", "linux", "arm64"),
+            node("node-2", "linux", "amd64"),
+        ],
+        ..FixtureCluster::default()
+    };
+    let settings = || json!({"readNodes": true});
+    let get = "get_resource v1/Node node-1 masks status.nodeInfo.architecture,status.nodeInfo.operatingSystem";
+    let amd64 = debugged(&old, "ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(
+        &mut cluster,
+        "ephemeralcontainers",
+        &amd64,
+        &old,
+        settings(),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod runs on node \"node-1\" (linux/arm64), which its new images have no build for: image \"ghcr.io/org/amd64-only:1\" of ephemeral container \"debugger\" runs only on linux/amd64. They would fail there with exec format error: use images with a build for linux/arm64 (kubectl debug --image=<an image with one>)"
+    );
+    assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-only:1")]);
+    assert_eq!(cluster.calls, [get]);
+    let multi = debugged(&old, "busybox");
+    let r = run_pod_update(
+        &mut cluster,
+        "ephemeralcontainers",
+        &multi,
+        &old,
+        settings(),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, [lookup("docker.io/library/busybox:latest")]);
+    assert_eq!(cluster.calls, [get]);
+    // A second debug container: only the new one is looked up.
+    let mut twice = debugged(&multi, "busybox");
+    twice["spec"]["ephemeralContainers"]
+        .as_array_mut()
+        .expect("the list")
+        .push(json!({"name": "debugger-2", "image": "ghcr.io/org/arm64-only:1"}));
+    let r = run_pod_update(
+        &mut cluster,
+        "ephemeralcontainers",
+        &twice,
+        &multi,
+        settings(),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.calls,
+        [
+            lookup("ghcr.io/org/arm64-only:1"),
+            "v1/oci_manifest_config ghcr.io/org/arm64-only:1".to_string()
+        ]
+    );
+}
+
+#[test]
+fn a_pending_pod_is_judged_against_every_platform_its_constraints_admit() {
+    // Not pinned at creation (its image ran everywhere); an amd64-only image may not follow.
+    let old = pod(&["multi:1"], json!({}));
+    let new = swapped(&old, "ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, STATIC());
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod may run on linux nodes of arm64 (setting schedulableArchitectures: amd64, arm64; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of container \"c0\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+    // onNoCommonArchitecture: accept lets it through, with the same text as a warning.
+    let mut lenient = STATIC();
+    lenient["onNoCommonArchitecture"] = json!("accept");
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, lenient);
+    assert_eq!(
+        r.decision.verdict,
+        image_arch_affinity::policy::Verdict::Accept
+    );
+    assert_eq!(r.decision.warnings.len(), 1);
+    assert!(r.decision.warnings[0].ends_with(
+        "(accepted without an architecture constraint: setting onNoCommonArchitecture: accept)"
+    ));
+}
+
+#[test]
+fn a_gated_pod_is_pinned_as_on_create() {
+    let mut old = pod(
+        &["multi:1"],
+        json!({"schedulingGates": [{"name": "example.com/wait"}]}),
+    );
+    let new = swapped(&old, "ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, STATIC());
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-only:1")]);
+    // Its own terms get the expression added, which is all the API server allows.
+    old["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}});
+    let new = swapped(&old, "ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, STATIC());
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1",
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}}
+    ]));
+}
+
+#[test]
+fn a_new_image_that_cannot_be_looked_up_follows_on_lookup_failure() {
+    let old = pinned(&["multi:1"], &["arm64"], None);
+    let new = swapped(&old, "ghcr.io/org/missing:1");
+    let mut reject = STATIC();
+    reject["onLookupFailure"] = json!("reject");
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, reject);
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot tell which architectures the Pod's images run on: image \"ghcr.io/org/missing:1\": error invoking host capability oci.oci_manifest: ghcr.io/org/missing:1: manifest unknown (404 Not Found) (setting onLookupFailure: reject)"
+    );
+    let mut ignore = STATIC();
+    ignore["onLookupFailure"] = json!("ignoreImage");
+    ignore["fallbackArchitectures"] = json!(["amd64"]);
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, ignore);
+    assert_eq!(
+        r.decision.verdict,
+        image_arch_affinity::policy::Verdict::Accept
+    );
+    // No guess after admission: fallbackArchitectures pin nothing there.
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: image \"ghcr.io/org/missing:1\" was left out of the architecture decision because its lookup failed: error invoking host capability oci.oci_manifest: ghcr.io/org/missing:1: manifest unknown (404 Not Found)"]
+    );
+}
+
+#[test]
+fn other_subresources_and_operations_are_accepted_without_a_look() {
+    let old = pod(&["multi:1"], json!({}));
+    let new = swapped(&old, "ghcr.io/org/amd64-only:1");
+    for sub_resource in ["status", "binding", "eviction", "resize"] {
+        let r = run_pod_update(
+            &mut FixtureCluster::default(),
+            sub_resource,
+            &new,
+            &old,
+            STATIC(),
+        );
+        r.assert_accepted_unchanged();
+        assert_eq!(r.calls, Vec::<String>::new());
+    }
+}
