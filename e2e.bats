@@ -349,6 +349,31 @@ evaluate() {
   [ "$(host_calls "$CALLS")" = "2 1" ]
 }
 
+@test "after admission: a Pod UPDATE looks up only new images; kubectl debug is judged where the Pod may be" {
+  # The Pod as the policy pinned it at CREATE, bound to a Node whose platform is not read.
+  pinned=$(containers "$REGISTRY/single/arm64-oci:1.0" | jq -c '. + {nodeName: "node-1", affinity: {nodeAffinity:
+    {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:
+    [{key: "kubernetes.io/arch", operator: "In", values: ["arm64"]}]}]}}}}')
+  settings='{"schedulableArchitectures":["amd64","arm64"]}'
+  # No new image (a label, a finalizer): no lookup.
+  pod_update_request "" "$pinned" "$pinned"
+  evaluate --settings-json "$settings"
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = none ]
+  [ "$(host_calls "$CALLS")" = "0 0" ]
+  debug() { echo "$pinned" | jq -c --arg i "$1" '. + {ephemeralContainers: [{name: "debugger", image: $i}]}'; }
+  pod_update_request ephemeralcontainers "$pinned" "$(debug "$REGISTRY/multi/oci-index:1.0")"
+  evaluate --settings-json "$settings"
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = none ]
+  [ "$(manifest_images "$CALLS")" = "[\"$REGISTRY/multi/oci-index:1.0\"]" ]
+  pod_update_request ephemeralcontainers "$pinned" "$(debug "$REGISTRY/single/amd64-docker:1.0")"
+  evaluate --settings-json "$settings"
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "image-arch-affinity: the Pod is bound to node \"node-1\", which may be one of the linux nodes of arm64 its constraints admit (setting schedulableArchitectures: amd64, arm64; setting readNodes reads the Node), where its new images have no build: image \"$REGISTRY/single/amd64-docker:1.0\" of ephemeral container \"debugger\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it" ]
+  [ "$(host_calls "$CALLS")" = "1 1" ]
+}
+
 @test "DaemonSets: a warning naming the failing architectures, or a pinned template" {
   spec=$(containers "$REGISTRY/single/amd64-docker:1.0")
   workload_request DaemonSet CREATE "$spec"

@@ -12,6 +12,18 @@ pod_request() {
                metadata: ({name: "p", namespace: "default"} + $metadata), spec: $spec}}' >"$REQUEST"
 }
 
+# pod_update_request SUB_RESOURCE OLD_SPEC SPEC: a Pod UPDATE AdmissionRequest to $REQUEST, on the
+# Pod itself (SUB_RESOURCE "") or on pods/ephemeralcontainers (kubectl debug).
+pod_update_request() {
+  jq -n --arg sub "$1" --argjson old "$2" --argjson spec "$3" \
+    'def pod($s): {apiVersion: "v1", kind: "Pod", metadata: {name: "p", namespace: "default"}, spec: $s};
+     {uid: "e2e", kind: {group: "", version: "v1", kind: "Pod"},
+      resource: {group: "", version: "v1", resource: "pods"},
+      operation: "UPDATE", name: "p", namespace: "default", userInfo: {username: "e2e"}}
+     + (if $sub == "" then {} else {subResource: $sub} end)
+     + {object: pod($spec), oldObject: pod($old)}' >"$REQUEST"
+}
+
 # containers IMAGE...: a spec with one container per image.
 containers() {
   local images=("$@")
