@@ -309,4 +309,29 @@ fn main() {
             decide.as_secs_f64() * 1e6
         );
     }
+    // After admission: the realistic Pod bound to a Node, updated with a label only (no new image,
+    // so no host call), against the same Pod's CREATE (a bound Pod is skipped without readNodes):
+    // the whole validate, JSON in and out.
+    println!();
+    println!("| request (native, whole validate) | time |");
+    println!("|---|---|");
+    let mut bound: Value = serde_json::from_slice(&realistic_payload()).unwrap();
+    bound["request"]["object"]["spec"]["nodeName"] = json!("node-1");
+    let mut update = bound.clone();
+    update["request"]["operation"] = json!("UPDATE");
+    update["request"]["oldObject"] = bound["request"]["object"].clone();
+    update["request"]["object"]["metadata"]["labels"]["updated"] = json!("yes");
+    let mut registry = Memory {
+        index: index.clone(),
+    };
+    for (name, request) in [
+        ("Pod CREATE, bound to a Node (skipped)", &bound),
+        ("Pod UPDATE, a label only (no new image)", &update),
+    ] {
+        let payload = serde_json::to_vec(request).unwrap();
+        let whole = time(iterations, || {
+            image_arch_affinity::validate_payload(&payload, &mut registry)
+        });
+        println!("| {name} | {:.1} µs |", whole.as_secs_f64() * 1e6);
+    }
 }
