@@ -81,7 +81,7 @@ pub(super) fn settle(
     if facts.subject.after_admission {
         return after::judge(pod, facts, &plans, &pins, schedulable, warnings);
     }
-    let changed = pin::write(pod, &pins);
+    let changed = pin::write(pod, pins);
     if facts.subject.daemon_set {
         // The nodes of each OS its images run on where they do not (named by OS when several).
         let candidates = std::iter::once((&facts.constraints, &facts.image_common, schedulable))
@@ -230,14 +230,14 @@ fn pins<'a>(pod: &Value, plans: &[Plan], pin_os: bool, settings: &'a Settings) -
     };
     // Preferences matter only where the Pod has a choice; a Pod that already weighs
     // architectures keeps its own.
-    let preferred: Vec<(String, i64)> = match affinity::has_preferred_architecture(&pod["spec"]) {
-        true => Vec::new(),
-        false => preferences(pod, settings)
-            .into_iter()
-            .filter(|(arch, _)| finally.len() > 1 && finally.contains(*arch))
-            .map(|(arch, weight)| (arch.to_string(), weight))
-            .collect(),
-    };
+    let mut preferred: Vec<(String, i64)> = preferences(pod, settings)
+        .into_iter()
+        .filter(|(arch, _)| finally.len() > 1 && finally.contains(*arch))
+        .map(|(arch, weight)| (arch.to_string(), weight))
+        .collect();
+    if !preferred.is_empty() && affinity::has_preferred_architecture(&pod["spec"]) {
+        preferred.clear();
+    }
     Pins {
         plans: plans
             .iter()

@@ -36,6 +36,7 @@ pub struct Pins<'a> {
 }
 
 /// What to write for one OS the Pod may run on.
+#[derive(Debug, Clone)]
 pub struct OsPins {
     /// Per required term of the Pod, in order; one entry, for the one new term, when it has no
     /// required node affinity.
@@ -69,40 +70,48 @@ pub struct Changed {
 /// Writes `pins` into the Pod: the required terms, then the preferred architectures and the
 /// tolerations. With several plans, the Pod keeps one set of terms where every node OS is
 /// planned and each needs the same; otherwise each term becomes one per OS (`split_terms`).
-pub fn write(pod: &mut Value, pins: &Pins) -> Changed {
-    let [only] = pins.plans.as_slice() else {
-        let copies: Vec<(Value, Changed)> = pins
-            .plans
-            .iter()
-            .map(|plan| {
-                let mut copy = pod.clone();
-                let changed = write_required(&mut copy, plan, false);
-                (copy, changed)
-            })
-            .collect();
-        let pinned_plans = copies.iter().map(|(_, c)| c.architectures).collect();
-        let mut changed = match copies.as_slice() {
-            [(first, changed), rest @ ..]
-                if pins.every_os && rest.iter().all(|(copy, _)| copy == first) =>
-            {
-                *pod = first.clone();
-                changed.clone()
-            }
-            _ => {
-                let split = split_terms(pod, &pins.plans);
-                Changed {
-                    architectures: split,
-                    os: split,
-                    pinned_plans: Vec::new(),
-                }
-            }
-        };
-        changed.pinned_plans = pinned_plans;
-        changed.architectures |= write_preferences(pod, pins);
-        return changed;
+pub fn write(pod: &mut Value, mut pins: Pins) -> Changed {
+    let mut changed = match pins.plans.pop() {
+        Some(only) if pins.plans.is_empty() => write_required(pod, only, true),
+        last => {
+            pins.plans.extend(last);
+            write_several(pod, &pins)
+        }
     };
-    let mut changed = write_required(pod, only, true);
-    changed.architectures |= write_preferences(pod, pins);
+    changed.architectures |= write_preferences(pod, &pins);
+    changed
+}
+
+/// The required terms for several plans: one set of terms where every node OS is planned and
+/// each needs the same, else one term per OS (`split_terms`).
+fn write_several(pod: &mut Value, pins: &Pins) -> Changed {
+    let copies: Vec<(Value, Changed)> = pins
+        .plans
+        .iter()
+        .map(|plan| {
+            let mut copy = pod.clone();
+            let changed = write_required(&mut copy, plan.clone(), false);
+            (copy, changed)
+        })
+        .collect();
+    let pinned_plans = copies.iter().map(|(_, c)| c.architectures).collect();
+    let mut changed = match copies.as_slice() {
+        [(first, changed), rest @ ..]
+            if pins.every_os && rest.iter().all(|(copy, _)| copy == first) =>
+        {
+            *pod = first.clone();
+            changed.clone()
+        }
+        _ => {
+            let split = split_terms(pod, &pins.plans);
+            Changed {
+                architectures: split,
+                os: split,
+                pinned_plans: Vec::new(),
+            }
+        }
+    };
+    changed.pinned_plans = pinned_plans;
     changed
 }
 
@@ -115,7 +124,7 @@ fn split_terms(pod: &mut Value, plans: &[OsPins]) -> bool {
         .iter()
         .map(|plan| {
             let mut copy = pod.clone();
-            write_required(&mut copy, plan, true);
+            write_required(&mut copy, plan.clone(), true);
             copy["spec"]["affinity"]["nodeAffinity"]
                 ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
                 .take()
@@ -153,16 +162,13 @@ fn split_terms(pod: &mut Value, plans: &[OsPins]) -> bool {
 
 /// Writes one plan into the Pod's required terms: each term's architecture expression, its OS
 /// expression (with `with_os`), and the labels (or one new term with what it needs).
-fn write_required(pod: &mut Value, plan: &OsPins, with_os: bool) -> Changed {
+fn write_required(pod: &mut Value, plan: OsPins, with_os: bool) -> Changed {
     let (architectures, operating_systems): (Vec<Vec<Value>>, Vec<Vec<Value>>) = plan
         .terms
-        .iter()
+        .into_iter()
         .map(|term| {
-            let os = term.os.clone().filter(|_| with_os);
-            (
-                Vec::from_iter(term.architecture.clone()),
-                Vec::from_iter(os),
-            )
+            let os = term.os.filter(|_| with_os);
+            (Vec::from_iter(term.architecture), Vec::from_iter(os))
         })
         .unzip();
     let mut changed = Changed::default();
