@@ -266,6 +266,38 @@ pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$N'/wi
 record nodes-windows-builds "readNodes, pinWindowsBuild: Windows Nodes of two builds, read with the fixed selectors: pinned to the image's" --session "$S" \
   --allow-context-aware --settings-json '{"readNodes":true,"pinWindowsBuild":true}'
 
+# ---- after admission: Pod UPDATEs and kubectl debug (pods/ephemeralcontainers) ----
+static='{"schedulableArchitectures":["amd64","arm64"]}'
+# The Pod as the policy pinned it to arm64 at CREATE, bound to a Node whose platform is not read.
+pinned=$(containers "$R/single/arm64-oci:1.0" | jq -c '. + {nodeName: "node-1", affinity: {nodeAffinity:
+  {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions:
+  [{key: "kubernetes.io/arch", operator: "In", values: ["arm64"]}]}]}}}}')
+debug() { echo "$1" | jq -c --arg i "$2" '. + {ephemeralContainers: [{name: "debugger", image: $i, targetContainerName: "c0", stdin: true, tty: true}]}'; }
+pod_update_request "" "$pinned" "$pinned"
+jq '.object.metadata.labels = {team: "shop"}' "$REQUEST" >"$WORK/labelled.json" && mv "$WORK/labelled.json" "$REQUEST"
+record update-no-new-image "A Pod UPDATE that only adds a label to a bound, pinned Pod: accepted, no host call" \
+  --settings-json "$static"
+unbound=$(echo "$pinned" | jq -c 'del(.nodeName)')
+pod_update_request "" "$unbound" "$(echo "$unbound" | jq -c --arg i "$R/single/amd64-docker:1.0" '.containers[0].image = $i')"
+record update-image-swap-refused "A Pod pinned to arm64 whose container image is swapped to an amd64-only one: refused, naming the image and its container" \
+  --settings-json "$static"
+pod_update_request ephemeralcontainers "$pinned" "$(debug "$pinned" "$R/multi/oci-index:1.0")"
+record debug-accepted "kubectl debug (pods/ephemeralcontainers) with a multi-arch image on a Pod pinned to arm64: accepted after one lookup" \
+  --settings-json "$static"
+pod_update_request ephemeralcontainers "$pinned" "$(debug "$pinned" "$R/single/amd64-docker:1.0")"
+record debug-refused "kubectl debug with an amd64-only image on a bound Pod pinned to arm64: refused, naming the ephemeral container" \
+  --settings-json "$static"
+{ get_node arm-2 "$(arm_nodes | tail -n 1 | masked)"
+  oci $N/amd64-only:1.0 linux/amd64; } >"$S"
+bound='{"nodeName":"arm-2","containers":[{"name":"c0","image":"'$N'/multi:1.0"}]}'
+pod_update_request ephemeralcontainers "$bound" "$(debug "$bound" "$N/amd64-only:1.0")"
+record debug-bound-node "readNodes: kubectl debug with an amd64-only image on a Pod bound to an arm64 Node (read by name): refused naming the Node" \
+  --session "$S" "${readnodes[@]}"
+gated=$(containers "$R/multi/oci-index:1.0" | jq -c '. + {schedulingGates: [{name: "example.com/wait"}]}')
+pod_update_request "" "$gated" "$(echo "$gated" | jq -c --arg i "$R/single/amd64-docker:1.0" '.containers[0].image = $i')"
+record update-gated-pinned "A Pod with schedulingGates whose image is swapped to an amd64-only one: pinned as on CREATE" \
+  --settings-json "$static"
+
 # ---- untrusted values, weighted preferences, the fallback ----
 pod_request "$(containers "$R/multi/odd-values:1.0")"
 record untrusted-odd-index-entries "Index entries whose architecture no node reports: left out with a warning"
