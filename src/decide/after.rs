@@ -43,9 +43,13 @@ pub(super) fn judge(
             };
             elsewhere.push((os.to_string(), lacking));
         }
+        // Nodes of another OS the Pod admits count only where the new images have no plan
+        // there (built for one OS only): an OS they run on has its own plan, judged above.
         if os_pins.terms.iter().any(|term| term.os.is_some()) {
             for other in platform::other_operating_systems(os) {
-                elsewhere.push((other.to_string(), Architectures::new()));
+                if !plans.iter().any(|plan| plan.constraints.os == other) {
+                    elsewhere.push((other.to_string(), Architectures::new()));
+                }
             }
         }
     }

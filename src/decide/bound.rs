@@ -57,8 +57,10 @@ pub(super) fn decide_bound(
     };
     let placed = message::placed(os, arch, build);
     // The kubelet refuses a Pod on a node of another OS than the one it chooses: no image
-    // lookup can change that.
-    if let Some(chosen) = pod::chosen_operating_system(pod).filter(|chosen| *chosen != os) {
+    // lookup can change that. (After admission only the new images are judged: the Pod's place
+    // was settled before them.)
+    let chosen = pod::chosen_operating_system(pod).filter(|_| !after_admission);
+    if let Some(chosen) = chosen.filter(|chosen| *chosen != os) {
         let refusal = message::bound_other_os(subject, name, &placed, chosen);
         return refuse(refusal, &mut warnings, settings);
     }
