@@ -208,6 +208,11 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		} else {
 			report("%s: minimum shares reached (%s)", h.Name(), minimumsText())
 		}
+		if missed := updates.missed(judged.cases); len(missed) > 0 {
+			t.Errorf("a vacuous run: %s (minimums: %s)", strings.Join(missed, "; "), updateMinimumsText())
+		} else {
+			report("%s: UPDATE minimum shares reached (%s)", h.Name(), updateMinimumsText())
+		}
 	}
 }
 
