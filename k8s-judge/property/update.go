@@ -225,6 +225,7 @@ var updateChecks = []string{updCheckA, updCheckNotPatched, updCheckNoNew, updChe
 const (
 	apartGatedIgnored = "gated, a new image cannot be looked up under ignoreImage (a pin as on CREATE may use fallbackArchitectures)"
 	apartNoNodeOfOS   = "readNodes, no Node nor pool of an OS the Pod may run on (the policy decides as if it had one)"
+	apartSpecOS       = "bound with readNodes to a Node of another OS than its spec.os (the kubelet refuses it; the policy refuses naming spec.os)"
 )
 
 // UpdateVerdict is what was judged of one UPDATE.
@@ -345,6 +346,13 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 		case !refuse && rejected:
 			fail("every platform where the Pod is or may go runs the new images %v, but the UPDATE was rejected: %s", refs, response.Message())
 		}
+	}
+	if u.Node != nil && c.readNodes() && !specOSAllows(u.NewPod, u.Node.Labels[osLabel]) {
+		// Bound (the scheduler does not read spec.os) to a Node of another OS than its spec.os:
+		// the kubelet refuses the Pod there. The policy refuses such an UPDATE naming spec.os,
+		// whatever the new images (not in its contract for UPDATEs): counted, not judged.
+		v.Apart = apartSpecOS
+		return v, nil
 	}
 	if u.Node != nil && c.readNodes() {
 		judged(updCheckBound)
