@@ -126,3 +126,81 @@ func ValidateCreate(namespace string, data []byte) []string {
 	}
 	return problems
 }
+
+// ValidatePodUpdate says what the API server says of updating the Pod oldData (JSON, as stored)
+// to data (JSON, as admission returns it) in namespace, on subresource "" (a Pod update:
+// ValidatePodUpdate) or "ephemeralcontainers" (ValidatePodEphemeralContainersUpdate): as
+// ValidateCreate, strict decoding, the defaults, the conversion to the internal type, then
+// rest.BeforeUpdate with the pod registry's strategy for the subresource (PrepareForUpdate, then
+// ObjectMeta update validation and the strategy's ValidateUpdate). The old Pod gets the system
+// metadata a stored object has. No error: updated.
+func ValidatePodUpdate(namespace, subresource string, data, oldData []byte) []string {
+	var strategy rest.RESTUpdateStrategy
+	switch subresource {
+	case "":
+		strategy = podstrategy.Strategy
+	case "ephemeralcontainers":
+		strategy = podstrategy.EphemeralContainersStrategy
+	default:
+		return []string{fmt.Sprintf("no update strategy for pods/%s", subresource)}
+	}
+	internalPod := func(data []byte) (runtime.Object, []string) {
+		versioned, gvk, err := strict.Decode(data, nil, nil)
+		var problems []string
+		if err != nil {
+			if !runtime.IsStrictDecodingError(err) {
+				return nil, []string{fmt.Sprintf("decode: %v", err)}
+			}
+			var strictErr interface{ Errors() []error }
+			if errors.As(err, &strictErr) {
+				for _, e := range strictErr.Errors() {
+					problems = append(problems, fmt.Sprintf("strict decoding: %v", e))
+				}
+			}
+		}
+		if gvk.GroupKind() != (schema.GroupKind{Kind: "Pod"}) {
+			return nil, append(problems, fmt.Sprintf("not a Pod: %v", gvk))
+		}
+		legacyscheme.Scheme.Default(versioned)
+		internal, err := legacyscheme.Scheme.ConvertToVersion(versioned, schema.GroupVersion{Version: runtime.APIVersionInternal})
+		if err != nil {
+			return nil, append(problems, fmt.Sprintf("convert: %v", err))
+		}
+		return internal, problems
+	}
+	old, problems := internalPod(oldData)
+	if old == nil || len(problems) > 0 {
+		return append([]string{"the old Pod:"}, problems...)
+	}
+	obj, problems := internalPod(data)
+	if obj == nil {
+		return problems
+	}
+	oldMeta, _ := meta.Accessor(old)
+	if created := oldMeta.GetCreationTimestamp(); len(oldMeta.GetUID()) == 0 || created.IsZero() {
+		rest.FillObjectMetaSystemFields(oldMeta)
+	}
+	if oldMeta.GetResourceVersion() == "" {
+		oldMeta.SetResourceVersion("1")
+	}
+	objMeta, _ := meta.Accessor(obj)
+	if objMeta.GetResourceVersion() == "" {
+		objMeta.SetResourceVersion(oldMeta.GetResourceVersion())
+	}
+	ctx := genericapirequest.WithNamespace(context.Background(), namespace)
+	ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: "update", APIVersion: "v1", Namespace: namespace, Resource: "pods",
+		Subresource: subresource, Name: objMeta.GetName(),
+	})
+	if err := rest.BeforeUpdate(strategy, ctx, obj, old); err != nil {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
+			for _, cause := range status.Status().Details.Causes {
+				problems = append(problems, fmt.Sprintf("%s: %s", cause.Field, cause.Message))
+			}
+		} else {
+			problems = append(problems, err.Error())
+		}
+	}
+	return problems
+}

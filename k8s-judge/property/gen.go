@@ -53,6 +53,8 @@ type Case struct {
 	probes map[string][]v1.Node
 	// poolArches of each OS, read once (see poolArches).
 	poolArches map[string][]string
+	// Update: a Pod case that, once admitted, is updated (update.go); nil: none.
+	Update *updatePlan
 }
 
 func (c *Case) readNodes() bool { return c.Settings.ReadNodes }
@@ -503,6 +505,8 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 		// Drawn last: a seed draws the same cluster and object as before NodePools.
 		c.NodePools = drawPools(t)
 	}
+	// Drawn last too: a seed draws the same cluster, object and pools as before updates.
+	drawUpdatePlan(t, c)
 	return c
 }
 

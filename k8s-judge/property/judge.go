@@ -193,6 +193,9 @@ type Verdict struct {
 	Evaluation time.Duration
 	// Answer is the host's answer, as the failure report prints it.
 	Answer string
+	// Returned is the object as admitted (the defaulted object, the patch applied), when not
+	// refused: what the API server stores (update.go starts a Pod's UPDATE from it).
+	Returned []byte
 }
 
 func (v *Verdict) judged(checks ...string) { v.Judged = append(v.Judged, checks...) }
@@ -264,6 +267,9 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 		for _, problem := range oracle.ValidateCreate("default", returned) {
 			fail("a. the API server refuses the returned %s: %s", c.Kind, problem)
 		}
+	}
+	if !v.Rejected {
+		v.Returned = returned
 	}
 	if v.Rejected {
 		v.judged(checkMessage)

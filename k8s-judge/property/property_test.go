@@ -96,7 +96,7 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 	}
 	h := host(t, p, reg, cluster.Kubeconfig)
 	counts, started := map[string]int{}, time.Now()
-	judged = newTally()
+	judged, updates = newTally(), newUpdateTally()
 	var syncing, evaluating time.Duration
 	rapid.Check(t, func(rt *rapid.T) {
 		c := drawCase(rt, reg)
@@ -119,6 +119,21 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		}
 		counts["cases"]++
 		judged.add(c.Kind, verdict)
+		// The admitted Pod updated (update.go).
+		if c.Update != nil && !verdict.Rejected {
+			u, err := drawUpdate(rt, c, reg, verdict.Returned)
+			if err != nil {
+				rt.Fatalf("%v\n%s", err, describe(c))
+			}
+			uv, err := judgeUpdate(c, u, h)
+			if err != nil {
+				rt.Fatalf("%v\n%s", err, describe(c))
+			}
+			if len(uv.Violations) > 0 {
+				rt.Fatalf("UPDATE (%s): %s\n%s\nold %s\nnew %s\nsubResource %q\nanswer %s", u.Kind, strings.Join(uv.Violations, "\n"), describe(c), u.Old, u.New, u.Subresource, uv.Answer)
+			}
+			updates.add(uv)
+		}
 		evaluating += verdict.Evaluation
 		counts[c.Kind]++
 		if c.readNodes() {
@@ -178,6 +193,9 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 	for _, line := range judged.lines() {
 		report("%s: %s", h.Name(), line)
 	}
+	for _, line := range updates.lines(judged.cases) {
+		report("%s: %s", h.Name(), line)
+	}
 	// The minimum shares (tally.go): a run that judges little fails. A failed run has failed
 	// already; a run of fewer than minimumCases cases is too small for shares.
 	switch {
@@ -190,12 +208,20 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		} else {
 			report("%s: minimum shares reached (%s)", h.Name(), minimumsText())
 		}
+		if missed := updates.missed(judged.cases); len(missed) > 0 {
+			t.Errorf("a vacuous run: %s (minimums: %s)", strings.Join(missed, "; "), updateMinimumsText())
+		} else {
+			report("%s: UPDATE minimum shares reached (%s)", h.Name(), updateMinimumsText())
+		}
 	}
 }
 
 // judged counts what the property judged, case by case (tally.go): rapid runs the property
 // function once per case, so the counts live outside it and are read after rapid.Check returns.
 var judged *tally
+
+// updates counts the Pod UPDATEs judged (update.go), as judged counts the cases.
+var updates *updateTally
 
 // countsText prints counts in a stable order.
 func countsText(counts map[string]int) string {

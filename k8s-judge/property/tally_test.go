@@ -67,3 +67,32 @@ func TestTallyMinimums(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateTallyMinimums: a run whose UPDATEs are all label-only misses the other kinds, the
+// refusals, the accepted new images, the gated pins and the bound Pods judged on their Node; one
+// with each reaches them all.
+func TestUpdateTallyMinimums(t *testing.T) {
+	labels := UpdateVerdict{Kind: updateLabels, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckNoNew}}
+	u := newUpdateTally()
+	for range minimumCases / 5 {
+		u.add(labels)
+	}
+	missed := strings.Join(u.missed(minimumCases), "; ")
+	for _, want := range []string{"UPDATEs refused in 0", "UPDATEs with a new image accepted unchanged in 0", "gated Pods pinned on UPDATE in 0",
+		"judged on its Node (readNodes) in 0", "UPDATEs " + updateSwap + " in 0", "UPDATEs " + updateEphemeral + " in 0"} {
+		if !strings.Contains(missed, want) {
+			t.Errorf("missed %q, want %q in it", missed, want)
+		}
+	}
+	if strings.Contains(missed, "UPDATEs in") || strings.Contains(missed, updateLabels) {
+		t.Errorf("missed %q: the label-only UPDATEs reach their minimums", missed)
+	}
+	for range minimumCases / 20 {
+		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Bound: true, Judged: []string{updCheckNotPatched, updCheckBound}})
+		u.add(UpdateVerdict{Kind: updateEphemeral, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAdmitted}})
+		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomePatched, Gated: true, Judged: []string{updCheckA, updCheckGatedPin}})
+	}
+	if missed := u.missed(minimumCases); len(missed) > 0 {
+		t.Errorf("missed %v, want none", missed)
+	}
+}
