@@ -225,7 +225,7 @@ var updateChecks = []string{updCheckA, updCheckNotPatched, updCheckNoNew, updChe
 const (
 	apartGatedIgnored = "gated, a new image cannot be looked up under ignoreImage (a pin as on CREATE may use fallbackArchitectures)"
 	apartNoNodeOfOS   = "readNodes, no Node nor pool of an OS the Pod may run on (the policy decides as if it had one)"
-	apartSpecOS       = "bound with readNodes to a Node of another OS than its spec.os (the kubelet refuses it; the policy refuses naming spec.os)"
+	apartPoolBuild    = "a Windows node a NodePool may launch, of a build the new images lack while another build runs them (a pool names no build; CREATE counts it too)"
 )
 
 // UpdateVerdict is what was judged of one UPDATE.
@@ -347,13 +347,8 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 			fail("every platform where the Pod is or may go runs the new images %v, but the UPDATE was rejected: %s", refs, response.Message())
 		}
 	}
-	if u.Node != nil && c.readNodes() && !specOSAllows(u.NewPod, u.Node.Labels[osLabel]) {
-		// Bound (the scheduler does not read spec.os) to a Node of another OS than its spec.os:
-		// the kubelet refuses the Pod there. The policy refuses such an UPDATE naming spec.os,
-		// whatever the new images (not in its contract for UPDATEs): counted, not judged.
-		v.Apart = apartSpecOS
-		return v, nil
-	}
+	// Bound with readNodes, whatever its spec.os says (the scheduler does not read it): the
+	// new images are judged on the Node, as the policy's contract says.
 	if u.Node != nil && c.readNodes() {
 		judged(updCheckBound)
 		expect(!runsAll(known, u.Node, builds), fmt.Sprintf("the Pod is bound to %s (%s/%s), which does not run a new image of %v", u.Node.Name, u.Node.Labels[osLabel], u.Node.Labels[archLabel], refs))
@@ -393,17 +388,34 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 	}
 	judged(updCheckAdmitted)
 	matches := oracle.Matcher(u.NewPod)
-	admitted, notRunning := 0, ""
+	admitted, notRunning, poolBuildOnly := 0, "", true
 	for _, o := range oses {
-		for _, n := range universe(pc, o) {
+		nodes := universe(pc, o)
+		for _, n := range nodes {
 			if ok, _ := matches(&n); !ok || !specOSAllows(u.NewPod, o) {
 				continue
 			}
 			admitted++
-			if notRunning == "" && !runsAll(known, &n, builds) {
+			if runsAll(known, &n, builds) {
+				continue
+			}
+			if notRunning == "" {
 				notRunning = fmt.Sprintf("%s/%s %v", o, n.Labels[archLabel], n.Labels)
 			}
+			// A NodePool names no Windows build (the cloud's image decides): a Windows node a
+			// pool may launch, of a build the new images lack while another build of its
+			// architecture runs them, is what CREATE counts as Verdict.PoolBuild.
+			arch := n.Labels[archLabel]
+			poolBuildOnly = poolBuildOnly && o == "windows" && c.readNodes() &&
+				slices.Contains(poolArches(pc, o), arch) &&
+				slices.ContainsFunc(nodes, func(m v1.Node) bool {
+					return m.Labels[archLabel] == arch && runsAll(known, &m, builds)
+				})
 		}
+	}
+	if notRunning != "" && poolBuildOnly {
+		v.Apart = apartPoolBuild
+		return v, nil
 	}
 	why := fmt.Sprintf("the Pod (%v OS) admits %s, which does not run a new image of %v", oses, notRunning, refs)
 	if admitted == 0 {
