@@ -266,3 +266,36 @@ fn other_subresources_and_operations_are_accepted_without_a_look() {
         assert_eq!(r.calls, Vec::<String>::new());
     }
 }
+
+#[test]
+fn nodes_of_another_os_count_only_where_the_pods_constraints_admit_them() {
+    // A Pending Pod kept to amd64 by its nodeSelector, stating no OS, in a cluster of Linux
+    // Nodes whose NodePool (no OS requirement) may also create Windows nodes of its
+    // architectures: a new Linux image counts those only if the Pod admits their architecture
+    // (RAPID_SEED=12543850799843515765 of k8s-judge, case 518).
+    let old = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64"}}),
+    );
+    let new = swapped(&old, "ghcr.io/org/amd64-armv7:1");
+    let cluster = |pool: &str| FixtureCluster {
+        nodes: vec![node("l-amd64", "linux", "amd64"), node("l-arm64", "linux", "arm64")],
+        node_pools: Some(vec![node_pool(
+            "pool",
+            json!([{"key": "kubernetes.io/arch", "operator": "In", "values": [pool]}]),
+            json!([]),
+        )]),
+        ..FixtureCluster::default()
+    };
+    let read_nodes = || json!({"readNodes": true});
+    let mut arm64 = cluster("arm64");
+    let r = run_pod_update(&mut arm64, "", &new, &old, read_nodes());
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-armv7:1")]);
+    let mut amd64 = cluster("amd64");
+    let r = run_pod_update(&mut amd64, "", &new, &old, read_nodes());
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod may run on windows nodes (setting readNodes: linux Nodes found of amd64, arm64; Karpenter NodePools can create amd64; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-armv7:1\" of container \"c0\" runs on linux/amd64, linux/arm. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+}

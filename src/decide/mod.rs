@@ -39,7 +39,7 @@ use self::bound::decide_bound;
 use self::cluster::settle_from_cluster;
 use self::facts::{Facts, OtherOs};
 use self::images::{constraining, image_architectures, known_images};
-use self::os::other_operating_systems;
+use self::os::{admitted_on_other_os, other_operating_systems};
 use self::outcome::refuse;
 pub use self::outcome::{Decision, Outcome, Subject, Verdict};
 use self::settle::settle;
@@ -204,7 +204,19 @@ fn steps(
     // 6, 7. The architectures the cluster has; where the Pod may finally run; the edits.
     if !settings.read_nodes {
         let mut schedulable = Schedulable::configured(settings.schedulable());
-        schedulable.other_os = settings.other_operating_system(&facts.constraints.os);
+        let os = facts.constraints.os.as_str();
+        schedulable.other_os = match subject.after_admission {
+            false => settings.other_operating_system(os),
+            // Nodes of the other OSes listed have the architectures the settings declare.
+            true => admitted_on_other_os(pod, os, |other| {
+                let listed = settings
+                    .cluster_operating_systems
+                    .iter()
+                    .any(|l| l == other);
+                Ok(listed.then(|| settings.schedulable()))
+            })
+            .unwrap_or(true),
+        };
         let others: Vec<(&OtherOs, Schedulable)> = facts
             .others
             .iter()

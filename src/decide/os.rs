@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::message::Failure;
-use crate::platform;
+use crate::platform::{self, Architectures};
 use crate::read::cache::ClusterCache;
 use crate::read::constraint::{Admits, Constraints};
 use crate::read::nodes::{self, Pools, Schedulable};
@@ -96,7 +96,14 @@ pub(super) fn other_operating_system(
         return Ok(false);
     }
     let settings = facts.settings;
-    match nodes::other_operating_system(cluster, os, pools) {
+    let found = match facts.subject.after_admission {
+        false => nodes::other_operating_system(cluster, os, pools),
+        true => admitted_on_other_os(pod, os, |other| {
+            nodes::of_operating_system(cluster, other, &pools(other))
+                .map(|read| read.map(|schedulable| schedulable.architectures))
+        }),
+    };
+    match found {
         Ok(found) => Ok(found),
         Err(cause) => {
             let other = platform::other_operating_systems(os)
@@ -120,4 +127,31 @@ pub(super) fn admits_other_os(pod: &Value, os: &str, term: Option<usize>) -> boo
         };
         admits != Admits::none()
     })
+}
+
+/// After admission, whether the Pod may be on a node of an OS other than `os`: one the cluster
+/// may have (`architectures_of(other)`: the architectures its nodes of `other` may have, empty
+/// when unknown, `None` when it has none) whose architecture the Pod's own constraints admit. A
+/// Pod whose node affinity can no longer change is kept off the others (`after::judge`), where
+/// a Pod being created would be pinned to its OS all the same. Errors are the host's.
+pub(super) fn admitted_on_other_os(
+    pod: &Value,
+    os: &str,
+    mut architectures_of: impl FnMut(&str) -> Result<Option<Architectures>, String>,
+) -> Result<bool, String> {
+    for other in platform::other_operating_systems(os) {
+        let admits = Constraints::read(&pod["spec"], other).admits();
+        if admits == Admits::none() {
+            continue;
+        }
+        let universe = match architectures_of(other)? {
+            None => continue,
+            Some(architectures) if architectures.is_empty() => platform::every_architecture(),
+            Some(architectures) => architectures,
+        };
+        if !admits.among(&universe).is_empty() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
