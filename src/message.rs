@@ -539,10 +539,21 @@ pub(crate) fn new_image_runs_on(
     os: &str,
     architectures: &Architectures,
 ) -> String {
+    // The Windows OS builds, where every Windows entry names one.
+    let windows: Vec<_> = image
+        .platforms()
+        .iter()
+        .filter(|p| os == "windows" && p.runs_on(os))
+        .collect();
+    let builds: Architectures = windows.iter().filter_map(|p| p.os_build.clone()).collect();
+    let builds = match builds.is_empty() || windows.iter().any(|p| p.os_build.is_none()) {
+        true => String::new(),
+        false => format!(" (Windows build {})", platform::join(&builds, ", ")),
+    };
     match architectures.is_empty() {
         true => format!("{} has no {os} build", run_by(image, pod)),
         false => format!(
-            "{} runs on {os}/{}",
+            "{} runs on {os}/{}{builds}",
             run_by(image, pod),
             platform::join(architectures, &format!(", {os}/"))
         ),

@@ -273,3 +273,32 @@ fn a_node_pool_of_an_os_without_nodes_decides_its_architectures() {
     let r = node_aware(&mut cluster, &windows, json!({}));
     r.assert_patch(json!([add_required_os(&[], "windows")]));
 }
+
+#[test]
+fn a_toleration_the_policy_adds_for_one_architecture_opens_a_pool_of_another() {
+    // The toleration architectureTolerations gives a Pod pinned to arm64 tolerates the taint
+    // on nodes of any architecture: a NodePool tainted so, of amd64 and no OS requirement,
+    // may create Windows amd64 nodes for it, so the Pod is kept to Linux too (k8s-judge's
+    // property, RAPID_SEED=42, case 1638: Karpenter launched windows/amd64 for it).
+    let taint = json!([{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]);
+    let pool = node_pool(
+        "odd",
+        json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        taint,
+    );
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+        node("s390x-1", "linux", "s390x"),
+    ]);
+    cluster.node_pools = Some(vec![pool]);
+    let tolerations = json!({"architectureTolerations": {"arm64": [
+        {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}]}});
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), tolerations);
+    r.assert_patch(json!([
+        add_annotation("amd64,arm64"),
+        add_required_os(&["amd64", "arm64"], "linux"),
+        {"op": "add", "path": "/spec/tolerations", "value": [
+            {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}]}
+    ]));
+}

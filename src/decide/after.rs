@@ -30,13 +30,17 @@ pub(super) fn judge(
     for (plan, os_pins) in plans.iter().zip(&pins.plans) {
         let os = plan.constraints.os.as_str();
         let architecture = os_pins.terms.iter().any(|term| term.architecture.is_some());
-        if architecture || plan.builds.is_some() {
+        // The Windows builds a pin would add, unless the Pod keeps to them already.
+        let builds = plan.builds.as_ref().filter(|builds| {
+            !pod::node_label_within(&pod["spec"], platform::WINDOWS_BUILD_LABEL, builds)
+        });
+        if architecture || builds.is_some() {
             let universe = match plan.universe.is_empty() {
                 true => platform::every_architecture(),
                 false => plan.universe.clone(),
             };
             let admitted = plan.constraints.admits().among(&universe);
-            let lacking: Architectures = match plan.builds.is_some() && !architecture {
+            let lacking: Architectures = match builds.is_some() && !architecture {
                 // Every architecture runs them, not on every Windows build.
                 true => admitted,
                 false => admitted.difference(&plan.common).cloned().collect(),

@@ -76,7 +76,22 @@ pub(super) fn settle_from_cluster(
         *pod = decided;
         return nodes_alone;
     }
-    let tolerations = node_pools::pod_tolerations(pod);
+    // The Pod's tolerations, and those `architectureTolerations` may add: a toleration added for
+    // one architecture it is pinned to tolerates that taint on a pool of any architecture.
+    // (After admission nothing is added.)
+    let mut tolerations = node_pools::pod_tolerations(pod);
+    let added = !facts.subject.after_admission;
+    let pinnable = facts
+        .others
+        .iter()
+        .flat_map(|other| other.image_common.iter())
+        .chain(facts.image_common.iter())
+        .filter(|_| added);
+    for arch in pinnable {
+        if let Some(given) = settings.architecture_tolerations.get(arch) {
+            tolerations.extend(given.iter().cloned());
+        }
+    }
     let with_pools = pools_of(settings, |os| {
         node_pools::architectures(&pools, os, &tolerations, settings)
     });

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::image::ImageRef;
-use crate::platform::{BETA_OS_LABEL, OS_LABEL};
+use crate::platform::{Architectures, BETA_OS_LABEL, OS_LABEL};
 
 /// Pod annotation that names the preferred architecture, overriding the setting.
 pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
@@ -238,6 +238,39 @@ pub fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
     spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         ["nodeSelectorTerms"]
         .as_array()
+}
+
+/// Whether the Pod keeps to nodes whose label `key` holds one of `values`: its nodeSelector
+/// names one, or each of its required terms that matches anything has an `In` expression on
+/// `key` with values among them (a pin the policy wrote at creation).
+pub fn node_label_within(spec: &Value, key: &str, values: &Architectures) -> bool {
+    if let Some(value) = spec["nodeSelector"][key].as_str() {
+        return values.contains(value);
+    }
+    let Some(terms) = required_terms(spec) else {
+        return false;
+    };
+    let within = |term: &Value| {
+        term["matchExpressions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|expression| {
+                expression["key"] == key
+                    && expression["operator"] == "In"
+                    && expression["values"].as_array().is_some_and(|listed| {
+                        listed
+                            .iter()
+                            .all(|v| v.as_str().is_some_and(|v| values.contains(v)))
+                    })
+            })
+    };
+    let matching = |term: &&Value| {
+        ["matchExpressions", "matchFields"]
+            .iter()
+            .any(|field| term[field].as_array().is_some_and(|e| !e.is_empty()))
+    };
+    terms.iter().filter(matching).all(within) && terms.iter().any(|t| matching(&t))
 }
 
 /// A Pod annotation.
