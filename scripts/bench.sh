@@ -6,8 +6,11 @@
 #     evaluation), a Pod the policy skips (spec.nodeName set), a Deployment with 3 images, and to
 #     split the first case's cost: a Pod with 1 image, the 3-image Pod with its architectures
 #     configured (imagePlatforms, no lookup). With the number of host calls the policy makes.
+#     And a Pod UPDATE that changes only a label (a bound Pod's: controllers send these all the
+#     time), which the policy accepts with no host call.
 #  2. One policy-server with the modules (policies.yml), and Debian's wrk against each in turn
-#     on 127.0.0.1 (the 3-image Pod): req/s, p99 and image-arch-affinity's throughput ratios.
+#     on 127.0.0.1 (the 3-image Pod, and the label-only UPDATE on image-arch-affinity and the
+#     trivial module): req/s, p99 and image-arch-affinity's throughput ratios.
 # Images are looked up in a local registry (e2e/registry.bash) with the fixture images.
 #
 # Knobs (environment):
@@ -76,14 +79,14 @@ IMAGES=("$REGISTRY/multi/oci-index:1.0" "$REGISTRY/multi/docker-list:1.0" "$REGI
 # Each case: a request, and the settings image-arch-affinity gets (the other modules get none).
 # The last two cases split the first one's cost: one image (one lookup), and the same 3 images
 # with their architectures configured (imagePlatforms: no lookup, the guest's work alone).
-CASES=(pod-3-images pod-skipped deployment-3-images pod-1-image pod-3-images-configured)
+CASES=(pod-3-images pod-skipped deployment-3-images pod-1-image pod-3-images-configured pod-update-label)
 if [ -n "${BENCH_CASES:-}" ]; then
   read -r -a CASES <<<"$BENCH_CASES"
 fi
 CONFIGURED='{"imagePlatforms":[{"image":"'"$REGISTRY"'/*","architectures":["arm64"]}]}'
 declare -A CASE_REQUEST=([pod-3-images]=pod-3-images [pod-skipped]=pod-skipped
   [deployment-3-images]=deployment-3-images [pod-1-image]=pod-1-image
-  [pod-3-images-configured]=pod-3-images)
+  [pod-3-images-configured]=pod-3-images [pod-update-label]=pod-update-label)
 declare -A CASE_SETTINGS=([pod-3-images-configured]="$CONFIGURED")
 REQUEST="$OUT/pod-3-images.json"
 pod_request "$(containers "${IMAGES[@]}")"
@@ -93,6 +96,11 @@ REQUEST="$OUT/deployment-3-images.json"
 workload_request Deployment CREATE "$(containers "${IMAGES[@]}")"
 REQUEST="$OUT/pod-1-image.json"
 pod_request "$(containers "${IMAGES[0]}")"
+REQUEST="$OUT/pod-update-label.json"
+BOUND="$(containers "${IMAGES[@]}" | jq -c '. + {nodeName: "node-1"}')"
+pod_update_request "" "$BOUND" "$BOUND"
+jq '.oldObject.metadata.labels = {app: "p"} | .object.metadata.labels = {app: "p", rollout: "2"}' \
+  "$REQUEST" >"$REQUEST.tmp" && mv "$REQUEST.tmp" "$REQUEST"
 
 # ---- 1. kwctl bench ----
 # to_us 12.3µs|450ns|1.2ms|1.1s: the duration in microseconds.
@@ -177,7 +185,7 @@ YAML
 policy_server_start "$OUT/policies.yml"
 
 # The AdmissionReviews wrk POSTs: the 3-image Pod, and the skipped Pod for one extra run.
-for case in pod-3-images pod-skipped; do
+for case in pod-3-images pod-skipped pod-update-label; do
   cat >"$OUT/$case.lua" <<LUA
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -193,6 +201,9 @@ for name in "${NAMES[@]}" image-arch-affinity-configured; do
 done
 [ "$(policy_server_validate image-arch-affinity "$OUT/pod-3-images.json" | jq -r '.patch | @base64d | fromjson | length')" = 2 ] \
   || { echo "bench.sh: image-arch-affinity did not pin the Pod" >&2; exit 1; }
+answer="$(policy_server_validate image-arch-affinity "$OUT/pod-update-label.json")"
+[ "$(echo "$answer" | jq -r '.allowed and (.patch == null)')" = true ] \
+  || { echo "bench.sh: image-arch-affinity did not accept the label-only UPDATE unchanged: $answer" >&2; exit 1; }
 
 # wrk_run RUN: "req/s p99_ms" for the run's policy and request (RUN_POLICY, RUN_CASE).
 wrk_run() {
@@ -217,13 +228,16 @@ wrk_run() {
 # same Pod with configured architectures (no host call, same patch size), and the skipped Pod
 # (no host call, no patch).
 declare -A RPS P99
-WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured image-arch-affinity-skipped-pod)
+WRK_NAMES=("${NAMES[@]}" image-arch-affinity-configured image-arch-affinity-skipped-pod
+  image-arch-affinity-label-update trivial-label-update)
 declare -A RUN_POLICY=([image-arch-affinity]=image-arch-affinity [trivial]=trivial
   [pod-privileged]=pod-privileged [image-arch-affinity-configured]=image-arch-affinity-configured
-  [image-arch-affinity-skipped-pod]=image-arch-affinity)
+  [image-arch-affinity-skipped-pod]=image-arch-affinity
+  [image-arch-affinity-label-update]=image-arch-affinity [trivial-label-update]=trivial)
 declare -A RUN_CASE=([image-arch-affinity]=pod-3-images [trivial]=pod-3-images
   [pod-privileged]=pod-3-images [image-arch-affinity-configured]=pod-3-images
-  [image-arch-affinity-skipped-pod]=pod-skipped)
+  [image-arch-affinity-skipped-pod]=pod-skipped
+  [image-arch-affinity-label-update]=pod-update-label [trivial-label-update]=pod-update-label)
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$BENCH_ROUNDS"); do
   for name in "${WRK_NAMES[@]}"; do
@@ -249,6 +263,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
     [ "$label" = pod-privileged ] && label="$REFERENCE_NAME"
     echo "| $label | ${RUN_CASE[$name]} | ${RPS[$name]} | ${P99[$name]} | $(ratio "${RPS[image-arch-affinity]}" "${RPS[$name]}")x |"
   done
+  echo
+  echo "Label-only Pod UPDATE: image-arch-affinity's throughput is $(ratio "${RPS[image-arch-affinity-label-update]}" "${RPS[trivial-label-update]}")x the trivial module's."
 } | tee "$OUT/wrk.md"
 echo
 echo "bench.sh: results in $OUT (kwctl-bench.md, wrk.md, wrk-*.txt)"
