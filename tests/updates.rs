@@ -344,3 +344,16 @@ fn a_windows_pod_kept_to_the_builds_of_a_new_image_is_not_refused_for_them() {
         "image-arch-affinity: the Pod may run on windows nodes of amd64 (setting readNodes: windows Nodes found of amd64; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/win-17763:1\" of container \"c0\" runs on windows/amd64 (Windows build 10.0.17763). A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
     );
 }
+
+#[test]
+fn a_new_image_of_no_schedulable_architecture_is_named_with_its_container() {
+    // The Pod runs images of amd64 and arm64; a swap to an image built for s390x only, which no
+    // node of schedulableArchitectures is: refused after admission, naming the new image.
+    let old = pod(&["multi:1"], json!({"nodeName": "node-1"}));
+    let new = swapped(&old, "127.0.0.1:5000/team/s390x:1.0");
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, STATIC());
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod is bound to node \"node-1\", which may be one of the linux nodes of amd64, arm64 its constraints admit (setting schedulableArchitectures: amd64, arm64; setting readNodes reads the Node), where its new images have no build: image \"127.0.0.1:5000/team/s390x:1.0\" of container \"c0\" runs on linux/s390x. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+}

@@ -171,7 +171,10 @@ pub(super) fn plan<'a>(
     let (subject, settings) = (facts.subject.name, facts.settings);
     let (common, universe) = cluster_common(facts, image_common, schedulable);
     if common.is_empty() {
-        let refusal = message::no_schedulable(image_common, schedulable, subject);
+        let refusal = match facts.subject.after_admission {
+            true => after::nowhere(pod, facts, constraints, &universe, schedulable),
+            false => message::no_schedulable(image_common, schedulable, subject),
+        };
         return Err((refusal, false));
     }
     let finally = constraints.admits().among(&common);
