@@ -253,8 +253,10 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	counts.objects = count
 	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &counts)...)
 	judgeRefusals(t, cp, refusals, &counts)
+	updates := afterAdmission(ctx, t, cp, reg, &policy.Spec.Settings, pods)
 	webhookErrors(ctx, t, cp, server, hook, failedBefore)
 	counts.assertMinimums(t)
+	updates.assertMinimums(t, count, policy.Spec.Settings.ReadNodes)
 	report.Line("k8s-e2e", "%s: %d workloads and Pods applied (%d with an image volume), refused at create %d, settled and judged %v after the start",
 		server.Name(), count, volumes, counts.refused-counts.throughControllers, time.Since(started).Round(time.Second))
 
