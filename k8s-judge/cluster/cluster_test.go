@@ -9,7 +9,8 @@
 // (all of its images; its spec.os, when set, is the Node's OS), every refusal carry the policy's message
 // and be one no Node of the cluster could run (or one the settings decide), no Pod be left
 // Pending by a pin while a Node could run it, no call of the webhook have failed, and the run
-// have created, bound and pinned a stated share of its objects.
+// have created, bound and pinned a stated share of its objects. Then bound Pods get kubectl
+// debug's ephemeral container and an image swap, judged on their Node (updates_test.go).
 package cluster
 
 import (
