@@ -9,7 +9,8 @@
 // (all of its images; its spec.os, when set, is the Node's OS), every refusal carry the policy's message
 // and be one no Node of the cluster could run (or one the settings decide), no Pod be left
 // Pending by a pin while a Node could run it, no call of the webhook have failed, and the run
-// have created, bound and pinned a stated share of its objects.
+// have created, bound and pinned a stated share of its objects. Then bound Pods get kubectl
+// debug's ephemeral container and an image swap, judged on their Node (updates_test.go).
 package cluster
 
 import (
@@ -253,8 +254,10 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	counts.objects = count
 	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &counts)...)
 	judgeRefusals(t, cp, refusals, &counts)
+	updates := afterAdmission(ctx, t, cp, reg, &policy.Spec.Settings, pods)
 	webhookErrors(ctx, t, cp, server, hook, failedBefore)
 	counts.assertMinimums(t)
+	updates.assertMinimums(t, count, policy.Spec.Settings.ReadNodes)
 	report.Line("k8s-e2e", "%s: %d workloads and Pods applied (%d with an image volume), refused at create %d, settled and judged %v after the start",
 		server.Name(), count, volumes, counts.refused-counts.throughControllers, time.Since(started).Round(time.Second))
 
