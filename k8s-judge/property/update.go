@@ -369,15 +369,21 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 		matches := oracle.Matcher(returned)
 		some := false
 		for _, o := range oses {
-			for _, n := range universe(pc, o) {
+			nodes := universe(pc, o)
+			for _, n := range nodes {
 				if ok, _ := matches(&n); !ok || !specOSAllows(returned, o) {
 					continue
 				}
-				if !runsAll(known, &n, builds) {
-					fail("the returned gated Pod admits %s/%s %v, which does not run a new image of %v", o, n.Labels[archLabel], n.Labels, refs)
+				if runsAll(known, &n, builds) {
+					some = true
+					continue
+				}
+				if c.poolBuildOnly(pc, o, n, nodes, known, builds) {
+					v.Apart = apartPoolBuild
 					return v, nil
 				}
-				some = true
+				fail("the returned gated Pod admits %s/%s %v, which does not run a new image of %v", o, n.Labels[archLabel], n.Labels, refs)
+				return v, nil
 			}
 		}
 		if !some {
@@ -402,15 +408,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 			if notRunning == "" {
 				notRunning = fmt.Sprintf("%s/%s %v", o, n.Labels[archLabel], n.Labels)
 			}
-			// A NodePool names no Windows build (the cloud's image decides): a Windows node a
-			// pool may launch, of a build the new images lack while another build of its
-			// architecture runs them, is what CREATE counts as Verdict.PoolBuild.
-			arch := n.Labels[archLabel]
-			poolBuildOnly = poolBuildOnly && o == "windows" && c.readNodes() &&
-				slices.Contains(poolArches(pc, o), arch) &&
-				slices.ContainsFunc(nodes, func(m v1.Node) bool {
-					return m.Labels[archLabel] == arch && runsAll(known, &m, builds)
-				})
+			poolBuildOnly = poolBuildOnly && c.poolBuildOnly(pc, o, n, nodes, known, builds)
 		}
 	}
 	if notRunning != "" && poolBuildOnly {
@@ -556,4 +554,17 @@ func (t *updateTally) missed(cases int) []string {
 func updateMinimumsText() string {
 	return fmt.Sprintf("UPDATEs %.2g%%, each kind %.2g%%, refused %.2g%%, a new image accepted unchanged %.2g%%, gated pinned %.2g%%, bound judged on its Node %.2g%%",
 		100*minShareUpdates, 100*minShareUpdateKind, 100*minShareUpdateRefused, 100*minShareUpdateAcceptedNew, 100*minShareUpdatePatched, 100*minShareUpdateBound)
+}
+
+// poolBuildOnly: node n of OS o, which does not run the new images, is a Windows node a NodePool
+// may launch (readNodes) of a build they lack while another build of its architecture among
+// nodes runs them. A NodePool names no Windows build (the cloud's image decides): CREATE counts
+// such a node as Verdict.PoolBuild.
+func (c *Case) poolBuildOnly(pc *Case, o string, n v1.Node, nodes []v1.Node, known []image, builds bool) bool {
+	arch := n.Labels[archLabel]
+	return o == "windows" && c.readNodes() &&
+		slices.Contains(poolArches(pc, o), arch) &&
+		slices.ContainsFunc(nodes, func(m v1.Node) bool {
+			return m.Labels[archLabel] == arch && runsAll(known, &m, builds)
+		})
 }
