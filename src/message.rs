@@ -532,32 +532,38 @@ pub(crate) fn may_be_elsewhere(
     )
 }
 
-/// A new image after admission with the architectures it runs on for `os`.
+/// A new image after admission with the architectures it runs on for each OS of `oses`.
 pub(crate) fn new_image_runs_on(
     image: &ImagePlatforms,
     pod: &Value,
-    os: &str,
-    architectures: &Architectures,
+    oses: &[(&str, Architectures)],
 ) -> String {
+    let platforms: Vec<String> = oses
+        .iter()
+        .flat_map(|(os, architectures)| architectures.iter().map(move |a| format!("{os}/{a}")))
+        .collect();
+    if platforms.is_empty() {
+        let names: Vec<&str> = oses.iter().map(|(os, _)| *os).collect();
+        return format!("{} has no {} build", run_by(image, pod), names.join(" or "));
+    }
     // The Windows OS builds, where every Windows entry names one.
     let windows: Vec<_> = image
         .platforms()
         .iter()
-        .filter(|p| os == "windows" && p.runs_on(os))
+        .filter(|p| {
+            oses.iter().any(|(os, a)| *os == "windows" && !a.is_empty()) && p.runs_on("windows")
+        })
         .collect();
     let builds: Architectures = windows.iter().filter_map(|p| p.os_build.clone()).collect();
     let builds = match builds.is_empty() || windows.iter().any(|p| p.os_build.is_none()) {
         true => String::new(),
         false => format!(" (Windows build {})", platform::join(&builds, ", ")),
     };
-    match architectures.is_empty() {
-        true => format!("{} has no {os} build", run_by(image, pod)),
-        false => format!(
-            "{} runs on {os}/{}{builds}",
-            run_by(image, pod),
-            platform::join(architectures, &format!(", {os}/"))
-        ),
-    }
+    format!(
+        "{} runs on {}{builds}",
+        run_by(image, pod),
+        platforms.join(", ")
+    )
 }
 
 /// One image's Windows OS builds, for `no_common_build`.

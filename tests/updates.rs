@@ -357,3 +357,25 @@ fn a_new_image_of_no_schedulable_architecture_is_named_with_its_container() {
         "image-arch-affinity: the Pod is bound to node \"node-1\", which may be one of the linux nodes of amd64, arm64 its constraints admit (setting schedulableArchitectures: amd64, arm64; setting readNodes reads the Node), where its new images have no build: image \"127.0.0.1:5000/team/s390x:1.0\" of container \"c0\" runs on linux/s390x. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
     );
 }
+
+#[test]
+fn a_gated_pod_whose_pin_would_split_its_terms_looks_each_new_image_up_once() {
+    // Images of Linux and Windows builds that differ: the pin would give the Pod one term per OS,
+    // which the API server does not allow on UPDATE; judged instead, on the same lookups.
+    let old = pod(
+        &["multi:1"],
+        json!({"schedulingGates": [{"name": "example.com/wait"}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["a"]}]}]}}}}),
+    );
+    let new = swapped(&old, "ghcr.io/org/linux-windows-multi:1");
+    let settings = json!({"schedulableArchitectures": ["amd64", "arm64"],
+        "clusterOperatingSystems": ["linux", "windows"]});
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, settings);
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod may run on windows nodes of arm64 (setting schedulableArchitectures: amd64, arm64; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/linux-windows-multi:1\" of container \"c0\" runs on linux/amd64, linux/arm64, windows/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+    assert_eq!(r.calls, [lookup("ghcr.io/org/linux-windows-multi:1")]);
+}

@@ -99,16 +99,20 @@ fn refusal(
     let each: Vec<String> = facts
         .known
         .iter()
-        .flat_map(|image| {
-            oses.iter().map(move |os| {
-                let architectures: Architectures = image
-                    .platforms()
-                    .iter()
-                    .filter(|platform| platform.runs_on(os))
-                    .map(|platform| platform.architecture.clone())
-                    .collect();
-                message::new_image_runs_on(image, pod, os, &architectures)
-            })
+        .map(|image| {
+            let per_os: Vec<(&str, Architectures)> = oses
+                .iter()
+                .map(|os| {
+                    let architectures = image
+                        .platforms()
+                        .iter()
+                        .filter(|platform| platform.runs_on(os))
+                        .map(|platform| platform.architecture.clone())
+                        .collect();
+                    (*os, architectures)
+                })
+                .collect();
+            message::new_image_runs_on(image, pod, &per_os)
         })
         .collect();
     let note = match schedulable.architectures.is_empty() && !schedulable.from_nodes {

@@ -23,7 +23,7 @@ use crate::host::cluster::Cluster;
 use crate::host::registry::Registry;
 use crate::message::{self};
 use crate::platform::{self, Architectures};
-use crate::read::cache::ClusterCache;
+use crate::read::cache::{ClusterCache, RegistryCache};
 use crate::read::constraint::Constraints;
 use crate::read::nodes::Schedulable;
 use crate::read::pod::{self, PodImage};
@@ -94,6 +94,10 @@ pub fn decide_update(
     if let Some(node) = pod::bound_node(pod).filter(|_| settings.read_nodes) {
         return decide_bound(&images, node, pod, subject, settings, registry, &mut cache);
     }
+    // Each new image looked up once: a gated Pod's pin and, where the API server would not take
+    // it, the judgement read the same answers.
+    let mut registry = RegistryCache::new(registry);
+    let registry = &mut registry;
     if pod::scheduling_gated(pod) && pod::bound_node(pod).is_none() {
         let mut pinned = pod.clone();
         let gated = Subject {

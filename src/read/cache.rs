@@ -6,6 +6,7 @@
 
 use crate::host::cluster::Cluster;
 use crate::host::host_error;
+use crate::host::registry::Registry;
 use crate::platform::OS_LABEL;
 use crate::read::node::{self, Node};
 
@@ -70,6 +71,50 @@ impl<'a> ClusterCache<'a> {
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(','))
         });
         of_os.all(|(_, nodes)| nodes.as_ref().is_ok_and(Vec::is_empty))
+    }
+}
+
+/// A registry call: with the config (`manifest_and_config`) or not, and the image.
+type Asked = (bool, String);
+
+/// The registry's answers of one evaluation, each asked once (failures kept like answers): a
+/// decision that weighs the same images twice (a gated Pod's pin, then, where the API server
+/// would not take that pin, its judgement after admission) reads them through one
+/// `RegistryCache`.
+pub struct RegistryCache<'a> {
+    registry: &'a mut dyn Registry,
+    answers: Vec<(Asked, Result<Vec<u8>, String>)>,
+}
+
+impl<'a> RegistryCache<'a> {
+    pub fn new(registry: &'a mut dyn Registry) -> RegistryCache<'a> {
+        RegistryCache {
+            registry,
+            answers: Vec::new(),
+        }
+    }
+
+    fn answer(&mut self, config: bool, image: &str) -> Result<Vec<u8>, String> {
+        let key = (config, image.to_string());
+        if let Some((_, answer)) = self.answers.iter().find(|(k, _)| *k == key) {
+            return answer.clone();
+        }
+        let answer = match config {
+            false => self.registry.manifest(image),
+            true => self.registry.manifest_and_config(image),
+        };
+        self.answers.push((key, answer.clone()));
+        answer
+    }
+}
+
+impl Registry for RegistryCache<'_> {
+    fn manifest(&mut self, image: &str) -> Result<Vec<u8>, String> {
+        self.answer(false, image)
+    }
+
+    fn manifest_and_config(&mut self, image: &str) -> Result<Vec<u8>, String> {
+        self.answer(true, image)
     }
 }
 
