@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
+	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/property"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/report"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/settings"
@@ -93,16 +94,6 @@ func catalogClass(img registry.Image, found bool) string {
 	return ""
 }
 
-// windowsBuild is the `major.minor.build` of a Windows os.version, as
-// node.kubernetes.io/windows-build carries it.
-func windowsBuild(osVersion string) string {
-	parts := strings.Split(osVersion, ".")
-	if len(parts) < 3 {
-		return osVersion
-	}
-	return strings.Join(parts[:3], ".")
-}
-
 // catalogRuns says whether node runs img: a build (not an attestation) of the Node's
 // kubernetes.io/os and kubernetes.io/arch, and, when builds count, of a Windows Node's
 // node.kubernetes.io/windows-build (an entry with no os.version names no build). Nodes do not
@@ -113,7 +104,7 @@ func catalogRuns(img registry.Image, node *v1.Node, builds bool) bool {
 		if p.Attestation || p.OS != nodeOS || p.Architecture != arch {
 			continue
 		}
-		if builds && nodeOS == "windows" && p.OSVersion != "" && windowsBuild(p.OSVersion) != node.Labels["node.kubernetes.io/windows-build"] {
+		if builds && nodeOS == "windows" && p.OSVersion != "" && property.WindowsBuild(p.OSVersion) != node.Labels["node.kubernetes.io/windows-build"] {
 			continue
 		}
 		return true

@@ -87,9 +87,9 @@ func webAssembly(name string, platforms []registry.Platform) string {
 	return ""
 }
 
-// build is the `major.minor.build` of a Windows os.version, as node.kubernetes.io/windows-build
-// carries it.
-func build(osVersion string) string {
+// WindowsBuild is the `major.minor.build` of a Windows os.version, as
+// node.kubernetes.io/windows-build carries it.
+func WindowsBuild(osVersion string) string {
 	parts := strings.Split(osVersion, ".")
 	if len(parts) < 3 {
 		return osVersion
@@ -113,7 +113,7 @@ func runs(img image, node *v1.Node, builds bool) bool {
 		if p.Attestation || p.OS != "" && p.OS != os || p.Architecture != arch {
 			continue
 		}
-		if builds && os == "windows" && p.OSVersion != "" && build(p.OSVersion) != node.Labels[buildLabel] {
+		if builds && os == "windows" && p.OSVersion != "" && WindowsBuild(p.OSVersion) != node.Labels[buildLabel] {
 			continue
 		}
 		return true

@@ -102,15 +102,7 @@ fn refusal(
         .map(|image| {
             let per_os: Vec<(&str, Architectures)> = oses
                 .iter()
-                .map(|os| {
-                    let architectures = image
-                        .platforms()
-                        .iter()
-                        .filter(|platform| platform.runs_on(os))
-                        .map(|platform| platform.architecture.clone())
-                        .collect();
-                    (*os, architectures)
-                })
+                .map(|os| (*os, image.architectures_on(os)))
                 .collect();
             message::new_image_runs_on(image, pod, &per_os)
         })

@@ -71,15 +71,7 @@ pub(super) fn image_architectures(
 ) -> Result<Architectures, Refusal> {
     let per_image: Vec<(&ImagePlatforms, Architectures)> = known
         .iter()
-        .map(|image| {
-            let architectures = image
-                .platforms()
-                .iter()
-                .filter(|platform| platform.runs_on(os))
-                .map(|platform| platform.architecture.clone())
-                .collect();
-            (*image, architectures)
-        })
+        .map(|image| (*image, image.architectures_on(os)))
         .collect();
     let mut common: Option<Architectures> = None;
     for (_, architectures) in &per_image {

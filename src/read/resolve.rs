@@ -55,6 +55,15 @@ impl ImagePlatforms {
         }
     }
 
+    /// The architectures of its platforms that run on nodes of `os`.
+    pub fn architectures_on(&self, os: &str) -> Architectures {
+        self.platforms()
+            .iter()
+            .filter(|platform| platform.runs_on(os))
+            .map(|platform| platform.architecture.clone())
+            .collect()
+    }
+
     /// The values of the entries left out because no node reports them.
     pub fn left_out(&self) -> &[String] {
         match &self.found {
