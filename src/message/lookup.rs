@@ -1,0 +1,158 @@
+//! Failed lookups: how each `onLookupFailure` words a read that failed (`Failure`), and the
+//! warnings of a Pod none of whose images could be looked up (`fallbackArchitectures`).
+
+use super::text::{capped, one_line, warning, PREFIX};
+use crate::platform::{self, Architectures};
+use crate::settings::Settings;
+
+/// A read that failed, and how each `onLookupFailure` words it: the rejection's lead and, for
+/// each item that failed, its name in the rejection, its cause, and the lead-ins of the
+/// `accept` and `ignoreImage` warnings.
+pub(crate) struct Failure {
+    pub reject: String,
+    pub items: Vec<FailedItem>,
+}
+
+pub(crate) struct FailedItem {
+    /// `image "x": ` in a rejection that lists several, else empty.
+    pub name: String,
+    pub cause: String,
+    pub accept: String,
+    pub ignore: String,
+}
+
+impl Failure {
+    /// The rejection (`onLookupFailure: reject`): every item and its cause on one line.
+    pub fn rejection(&self) -> String {
+        let all = self
+            .items
+            .iter()
+            .map(|item| format!("{}{}", item.name, one_line(&item.cause, 300)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        format!("{}: {all} (setting onLookupFailure: reject)", self.reject)
+    }
+
+    /// The warnings of `accept` (when `accept`) or of `ignoreImage`, one per item.
+    pub fn warnings(&self, accept: bool) -> impl Iterator<Item = String> + '_ {
+        self.items.iter().map(move |item| {
+            let lead = if accept { &item.accept } else { &item.ignore };
+            warning(lead.clone(), &item.cause)
+        })
+    }
+
+    /// Images whose lookup failed (the image as [`labelled`](super::naming::labelled) names it,
+    /// cause).
+    pub fn images(subject: &str, failed: &[(String, &str)]) -> Failure {
+        Failure {
+            reject: format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on"),
+            items: failed
+                .iter()
+                .map(|(image, cause)| FailedItem {
+                    name: format!("{image}: "),
+                    cause: cause.to_string(),
+                    accept: format!("{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: {image}: "),
+                    ignore: format!("{PREFIX}: {image} was left out of the architecture decision because its lookup failed: "),
+                })
+                .collect(),
+        }
+    }
+
+    /// The cluster's Nodes of `os` could not be listed.
+    pub fn nodes(os: &str, subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's {os} Nodes"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned to an architecture because the cluster's Nodes could not be read: "),
+            format!("{PREFIX}: the cluster's Nodes could not be read, so the {subject} is pinned to every architecture its images run on: "),
+        )
+    }
+
+    /// The Nodes of an OS other than the Pod's (`other`) could not be read: under `ignoreImage`
+    /// the Pod is pinned to its OS, as in a cluster of several.
+    pub fn other_os_nodes(other: &str, os: &str, subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's {other} Nodes"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned because the cluster's {other} Nodes could not be read: "),
+            format!("{PREFIX}: the cluster's {other} Nodes could not be read, so the {subject} is pinned to its OS ({os}) as in a cluster of several: "),
+        )
+    }
+
+    /// Karpenter's NodePools could not be listed: under `ignoreImage` the Pod is decided as if
+    /// they could create nodes of every architecture (it is pinned to every architecture its
+    /// images run on, never refused for want of a node).
+    pub fn node_pools(subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's Karpenter NodePools"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned because the cluster's Karpenter NodePools could not be read: "),
+            format!("{PREFIX}: the cluster's Karpenter NodePools could not be read, so the {subject} is decided as if they could create nodes of any OS and architecture: "),
+        )
+    }
+
+    /// The node a bound Pod runs on could not be read (`accept` and `ignoreImage` alike leave
+    /// the Pod unchecked).
+    pub fn bound_node(name: &str, subject: &str, cause: String) -> Failure {
+        let unchecked = format!("{PREFIX}: the {subject} was not checked against node {name:?}, which could not be read: ");
+        Failure::one(
+            format!("{PREFIX}: cannot read node {name:?}, which the {subject} is bound to"),
+            cause,
+            unchecked.clone(),
+            unchecked,
+        )
+    }
+
+    fn one(reject: String, cause: String, accept: String, ignore: String) -> Failure {
+        Failure {
+            reject,
+            items: vec![FailedItem {
+                name: String::new(),
+                cause,
+                accept,
+                ignore,
+            }],
+        }
+    }
+}
+
+/// No image of the Pod could be looked up (`webassembly`: none but WebAssembly ones): it is
+/// pinned to `fallbackArchitectures`. `images`: those whose lookup failed, as
+/// [`named`](super::naming::named) names them.
+pub(crate) fn fallback(
+    subject: &str,
+    images: &[String],
+    webassembly: bool,
+    settings: &Settings,
+) -> String {
+    let listing = images.join(", ");
+    capped(
+        &format!("{PREFIX}: {} (", nothing_looked_up(subject, webassembly)),
+        &listing,
+        &format!(
+            "): it is pinned as if they ran on {} (setting fallbackArchitectures)",
+            settings.fallback_architectures.join(", ")
+        ),
+    )
+}
+
+/// No image of the Pod could be looked up, and `fallbackArchitectures` fit none of the nodes it
+/// may run on.
+pub(crate) fn fallback_unfit(subject: &str, webassembly: bool, fallback: &Architectures) -> String {
+    format!(
+        "{PREFIX}: {}, and the fallback architectures ({}; setting \
+         fallbackArchitectures) fit none of the nodes it may run on: it is not pinned",
+        nothing_looked_up(subject, webassembly),
+        platform::join(fallback, ", ")
+    )
+}
+
+/// No image of the subject could be looked up, or (`webassembly`) none but its WebAssembly ones,
+/// which run on any architecture.
+fn nothing_looked_up(subject: &str, webassembly: bool) -> String {
+    if webassembly {
+        format!("no image of the {subject} other than its WebAssembly ones could be looked up")
+    } else {
+        format!("no image of the {subject} could be looked up")
+    }
+}

@@ -1,0 +1,280 @@
+//! The texts of a decision at creation: why no architecture fits the images, the Pod's
+//! constraints, the cluster or its Windows OS builds (each a `Refusal`), and the warnings beside
+//! the pins (a DaemonSet's Pods failing elsewhere, a preferred-architecture annotation ignored).
+
+use super::naming::{describe_image, named};
+use super::text::{capped, Refusal, PREFIX};
+use crate::platform::{self, Architectures};
+use crate::read::constraint::{Admits, Constraints};
+use crate::read::nodes::Schedulable;
+use crate::read::resolve::ImagePlatforms;
+
+/// A Pod that asks for nodes of an OS no node runs.
+pub(crate) fn no_node_os(os: &str, subject: &str) -> Refusal {
+    Refusal::new(
+        format!("{PREFIX}: the {subject} asks for nodes of OS "),
+        platform::quoted(os),
+        ", which no node reports (nodes run linux or windows)".to_string(),
+    )
+}
+
+/// The images run only where the cluster has no nodes (`schedulable`: the setting, or the Nodes
+/// read): the same sentence either way, the setting named last.
+pub(crate) fn no_schedulable(
+    common: &Architectures,
+    schedulable: &Schedulable,
+    subject: &str,
+) -> Refusal {
+    let setting = if schedulable.from_nodes {
+        schedulable.note.as_str()
+    } else {
+        "setting schedulableArchitectures"
+    };
+    Refusal::new(
+        format!("{PREFIX}: the {subject}'s images all run only on "),
+        platform::join(common, ", "),
+        format!(
+            ", but the cluster's nodes are {} ({setting})",
+            platform::join(&schedulable.architectures, ", ")
+        ),
+    )
+}
+
+/// No architecture of `os` runs every image: each image with the architectures it has there.
+pub(crate) fn no_common_architecture(
+    per_image: &[(&ImagePlatforms, Architectures)],
+    os: &str,
+    subject: &str,
+) -> Refusal {
+    let each = per_image
+        .iter()
+        .map(|(image, architectures)| describe_image(image, architectures, os))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Refusal::new(
+        format!("{PREFIX}: no {os} node architecture runs every image of this {subject}: "),
+        each,
+        ". Use images built for a common architecture".to_string(),
+    )
+}
+
+/// Why the Pod's own constraints admit no node whose architecture runs every image: the
+/// nodeSelector, else the required terms (with the nodeSelector), each blamed for what it
+/// admits, and `schedulableArchitectures` when the images run where the Pod asks but the cluster
+/// has no such nodes. `image_common` is every architecture the images run on, `common` those of
+/// them the cluster has.
+pub(crate) fn explain(
+    constraints: &Constraints,
+    subject: &str,
+    image_common: &Architectures,
+    common: &Architectures,
+    schedulable: &Schedulable,
+) -> Refusal {
+    let note = &schedulable.note;
+    let os = &constraints.os;
+    let selected = constraints.selector_admits();
+    let entries = constraints
+        .selector_entries
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if selected.among(common).is_empty() {
+        let stranded = selected.among(image_common);
+        let lead = format!("{PREFIX}: the {subject}'s nodeSelector {entries} ");
+        if !stranded.is_empty() {
+            return Refusal::new(
+                lead,
+                format!("asks for {} nodes", platform::join(&stranded, ", ")),
+                format!(
+                    ", but the cluster has none ({note}); of those, its images run on: {}",
+                    platform::join(common, ", ")
+                ),
+            );
+        }
+        if selected == Admits::none() {
+            return Refusal::new(
+                lead,
+                format!("admits no {os} node of any architecture"),
+                format!("; its images all run on: {}", platform::join(common, ", ")),
+            );
+        }
+        return Refusal::new(
+            lead,
+            "asks for an architecture that its images do not run on".to_string(),
+            format!("; they all run on: {}", platform::join(common, ", ")),
+        );
+    }
+    let terms = constraints.terms.as_deref().unwrap_or_default();
+    if constraints.terms.is_some() && terms.is_empty() {
+        return Refusal::new(
+            format!("{PREFIX}: the {subject}'s required node affinity (requiredDuringSchedulingIgnoredDuringExecution) "),
+            "has no nodeSelectorTerms, so it matches no node".to_string(),
+            "; give it at least one term, or remove it".to_string(),
+        );
+    }
+    let listing = terms
+        .iter()
+        .enumerate()
+        .map(|(index, term)| {
+            if term.empty {
+                format!("term {index} has no requirement and matches no node")
+            } else {
+                format!(
+                    "term {index} admits {}",
+                    constraints.term_alone_admits(index).describe()
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let with_selector = if selected == Admits::All {
+        String::new()
+    } else {
+        format!(" (with its nodeSelector {entries})")
+    };
+    let stranded = constraints.admits().among(image_common);
+    if stranded.is_empty() {
+        return Refusal::new(
+            format!(
+                "{PREFIX}: every required node affinity term of the {subject}{with_selector} excludes the architectures its images run on ({}): ",
+                platform::join(common, ", ")
+            ),
+            listing,
+            String::new(),
+        );
+    }
+    Refusal::new(
+        format!(
+            "{PREFIX}: every required node affinity term of the {subject}{with_selector} excludes the architectures its images run on that the cluster has nodes of ({}): ",
+            platform::join(common, ", ")
+        ),
+        listing,
+        format!(
+            ". The cluster has no {} nodes ({note})",
+            platform::join(&stranded, ", "),
+        ),
+    )
+}
+
+/// One image's Windows OS builds, for `no_common_build`.
+pub(crate) fn built_for(image: &ImagePlatforms, builds: &Architectures) -> String {
+    format!(
+        "{} is built for {}",
+        named(image),
+        platform::join(builds, ", ")
+    )
+}
+
+/// No Windows OS build runs every image (`each`: `built_for` of each image that names builds).
+pub(crate) fn no_common_build(subject: &str, each: &[String]) -> Refusal {
+    Refusal::new(
+        format!("{PREFIX}: no Windows OS build runs every image of this {subject}: "),
+        each.join("; "),
+        ". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+    )
+}
+
+/// No Windows Node of the architectures the Pod may run on reports a build its images share
+/// (`builds`): the rejection message, naming the builds the Nodes report.
+pub(crate) fn absent_builds(
+    builds: &Architectures,
+    reported: &Architectures,
+    unlabelled: usize,
+    architectures: &Architectures,
+    subject: &str,
+) -> Refusal {
+    let mut nodes = Vec::new();
+    if !reported.is_empty() {
+        nodes.push(platform::join(reported, ", "));
+    }
+    if unlabelled > 0 {
+        nodes.push(format!("unlabelled ({unlabelled})"));
+    }
+    Refusal::new(
+        format!(
+            "{PREFIX}: no Windows {} Node has an OS build of the {subject}'s images: ",
+            platform::join(architectures, ", ")
+        ),
+        format!(
+            "images {}; Nodes {}",
+            platform::join(builds, ", "),
+            nodes.join(", ")
+        ),
+        " (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes)".to_string(),
+    )
+}
+
+/// A DaemonSet runs a Pod on every node its template admits. When its images do not run on every
+/// architecture the template admits (`admits`), those Pods crash-loop: name those architectures,
+/// among the schedulable ones when they are known (`schedulable`). Cut to fit a warning,
+/// keeping the advice. `os` names the OS when its images run on several (one warning each).
+pub(crate) fn daemon_set(
+    admits: Admits,
+    common: &Architectures,
+    schedulable: &Architectures,
+    os: Option<&str>,
+) -> Option<String> {
+    let mut outside = admits.and(Admits::AllBut(common.clone()));
+    if !schedulable.is_empty() {
+        outside = outside.and(Admits::Only(schedulable.clone()));
+    }
+    let node = match os {
+        Some(os) => format!("{os} node"),
+        None => "node".to_string(),
+    };
+    let (lead, failing, tail) = match outside {
+        Admits::Only(failing) if failing.is_empty() => return None,
+        Admits::Only(failing) => (
+            match os {
+                Some(os) => format!("the {os} "),
+                None => "the ".to_string(),
+            },
+            failing,
+            " nodes",
+        ),
+        Admits::AllBut(fine) if common.is_empty() && fine.is_empty() => {
+            (format!("any {node}"), fine, "")
+        }
+        Admits::AllBut(fine) => (format!("any {node} whose architecture is not "), fine, ""),
+        Admits::All => (
+            format!("any {node} whose architecture is not "),
+            common.clone(),
+            "",
+        ),
+    };
+    let runs = match (os, common.is_empty()) {
+        (Some(os), true) => format!("on no architecture of the {os} nodes"),
+        (Some(os), false) => format!("only on {os} on {}", platform::join(common, ", ")),
+        (None, _) => format!("only on {}", platform::join(common, ", ")),
+    };
+    Some(capped(
+        &format!("{PREFIX}: this DaemonSet's images run {runs}: its Pods will fail on {lead}"),
+        &platform::join(&failing, ", "),
+        &format!(
+            "{tail}. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"
+        ),
+    ))
+}
+
+/// A DaemonSet whose template admits nodes of another OS than its own (`os`) in a cluster of
+/// several: its Pods fail there too.
+pub(crate) fn daemon_set_other_os(os: &str) -> String {
+    let others = platform::other_operating_systems(os)
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{PREFIX}: this DaemonSet runs {os} images, and the cluster has {others} nodes its template admits: its Pods will fail there. \
+         Add a nodeSelector kubernetes.io/os: {os}, or set daemonSetTemplates: mutate"
+    )
+}
+
+/// A preferred-architecture annotation that names no architecture.
+pub(crate) fn bad_preferred_annotation(annotation: &str, value: &str) -> String {
+    // The user's value is what gets cut when the warning would exceed 256 characters.
+    capped(
+        &format!("{PREFIX}: annotation {annotation}: "),
+        &format!("{value:?}"),
+        " is not an architecture, ignored; use a kubernetes.io/arch value such as amd64, arm64, arm, ppc64le, s390x, riscv64",
+    )
+}
