@@ -282,7 +282,7 @@ fn os_pins(pod: &Value, plan: &Plan, pin_os: bool, settings: &Settings) -> OsPin
     };
     // Only a value a node label can hold: the Pod's labels are not validated yet when mutating
     // admission runs, and the API server would refuse the Pod for it.
-    let mut labels: Vec<(String, Vec<String>)> = settings
+    let labels: Vec<(String, Vec<String>)> = settings
         .match_node_labels
         .iter()
         .filter_map(|key| {
@@ -291,11 +291,17 @@ fn os_pins(pod: &Value, plan: &Plan, pin_os: bool, settings: &Settings) -> OsPin
                 .map(|value| (key.clone(), vec![value.to_string()]))
         })
         .collect();
-    if let Some(builds) = &plan.builds {
-        labels.push((
-            platform::WINDOWS_BUILD_LABEL.to_string(),
-            builds.iter().cloned().collect(),
-        ));
+    let narrowed = plan
+        .builds
+        .iter()
+        .map(|builds| {
+            let builds = builds.iter().cloned().collect();
+            (platform::WINDOWS_BUILD_LABEL.to_string(), builds)
+        })
+        .collect();
+    OsPins {
+        terms,
+        labels,
+        narrowed,
     }
-    OsPins { terms, labels }
 }

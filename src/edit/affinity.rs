@@ -15,21 +15,24 @@ const REQUIRED_PATH: [&str; 3] = [
     "requiredDuringSchedulingIgnoredDuringExecution",
 ];
 
-/// Appends `additions[index]` (the architecture and OS expressions) to each required term, and
+/// Appends `additions[index]` (the architecture and OS expressions) to each required term,
 /// `key In [values]` for each of `labels` to every term that has requirements and no expression
-/// on that key. A Pod without terms gets one (with `additions[0]`), when there is anything to put
-/// in it. Returns whether anything changed.
+/// on that key, and for each of `narrowed` to every such term whose own `In` expression on that
+/// key does not keep within them already (the Windows builds: the Pod's own list may name builds
+/// its images lack). A Pod without terms gets one (with `additions[0]`), when there is anything
+/// to put in it. Returns whether anything changed.
 pub fn constrain_required(
     spec: &mut Value,
     additions: &[Vec<Value>],
     labels: &[(String, Vec<String>)],
+    narrowed: &[(String, Vec<String>)],
 ) -> bool {
     let has_terms = spec["affinity"]["nodeAffinity"]
         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
         .as_array()
         .is_some_and(|terms| !terms.is_empty());
     let first = additions.first().map(Vec::as_slice).unwrap_or_default();
-    if !has_terms && first.is_empty() && labels.is_empty() {
+    if !has_terms && first.is_empty() && labels.is_empty() && narrowed.is_empty() {
         return false;
     }
     let Some(required) = edit::object_at(spec, &REQUIRED_PATH) else {
@@ -57,6 +60,12 @@ pub fn constrain_required(
                         changed = true;
                     }
                 }
+                for (key, values) in narrowed {
+                    if !keeps_within(term, key, values) {
+                        push_expression(term, in_expression(key, values));
+                        changed = true;
+                    }
+                }
             }
         }
         _ => {
@@ -64,6 +73,7 @@ pub fn constrain_required(
             expressions.extend(
                 labels
                     .iter()
+                    .chain(narrowed)
                     .map(|(key, values)| in_expression(key, values)),
             );
             *terms = json!([{ "matchExpressions": expressions }]);
@@ -105,6 +115,21 @@ pub fn has_expression_on(term: &Value, key: &str) -> bool {
     term["matchExpressions"]
         .as_array()
         .is_some_and(|list| list.iter().any(|e| e["key"] == key))
+}
+
+/// Whether a term has an `In` expression on `key` whose values are all among `values`.
+fn keeps_within(term: &Value, key: &str, values: &[String]) -> bool {
+    term["matchExpressions"].as_array().is_some_and(|list| {
+        list.iter().any(|e| {
+            e["key"] == key
+                && e["operator"] == "In"
+                && e["values"].as_array().is_some_and(|listed| {
+                    listed
+                        .iter()
+                        .all(|v| v.as_str().is_some_and(|v| values.iter().any(|w| w == v)))
+                })
+        })
+    })
 }
 
 /// Appends an expression to a term's `matchExpressions`, creating the list if needed.
@@ -151,11 +176,17 @@ mod tests {
         assert!(constrain_required(
             &mut spec,
             &[vec![arch.clone(), os], vec![], vec![]],
-            &labels
+            &labels,
+            &[]
         ));
         // Twice: the labels are not added again; the given expressions are.
         let mut twice = spec.clone();
-        assert!(constrain_required(&mut twice, &[vec![json!(1)]], &labels));
+        assert!(constrain_required(
+            &mut twice,
+            &[vec![json!(1)]],
+            &labels,
+            &[]
+        ));
         assert_eq!(
             twice["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
                 ["nodeSelectorTerms"][0]["matchExpressions"][4],
@@ -170,10 +201,15 @@ mod tests {
                 {"key": "team", "operator": "In", "values": ["blue"]}]}, {}, {"x": 1}])
         );
         let mut none = json!({});
-        assert!(!constrain_required(&mut none, &[vec![]], &[]));
+        assert!(!constrain_required(&mut none, &[vec![]], &[], &[]));
         assert_eq!(none, json!({}));
         let mut empty_required = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {}}}});
-        assert!(constrain_required(&mut empty_required, &[vec![arch]], &[]));
+        assert!(constrain_required(
+            &mut empty_required,
+            &[vec![arch]],
+            &[],
+            &[]
+        ));
         assert_eq!(
             empty_required["affinity"]["nodeAffinity"]
                 ["requiredDuringSchedulingIgnoredDuringExecution"],

@@ -41,8 +41,11 @@ pub struct OsPins {
     /// Per required term of the Pod, in order; one entry, for the one new term, when it has no
     /// required node affinity.
     pub terms: Vec<TermPins>,
-    /// `key In [values]` for every term (`matchNodeLabels`, the Windows builds).
+    /// `key In [values]` for every term without an expression on the key (`matchNodeLabels`).
     pub labels: Vec<(String, Vec<String>)>,
+    /// `key In [values]` for every term whose own `In` expression on the key does not keep
+    /// within them (the Windows builds).
+    pub narrowed: Vec<(String, Vec<String>)>,
 }
 
 /// What to write into one required term for one OS.
@@ -175,12 +178,16 @@ fn write_required(pod: &mut Value, plan: OsPins, with_os: bool) -> Changed {
     let Some(spec) = pod.get_mut("spec") else {
         return changed;
     };
-    if architectures.iter().any(|added| !added.is_empty()) || !plan.labels.is_empty() {
-        changed.architectures |= affinity::constrain_required(spec, &architectures, &plan.labels);
+    if architectures.iter().any(|added| !added.is_empty())
+        || !plan.labels.is_empty()
+        || !plan.narrowed.is_empty()
+    {
+        changed.architectures |=
+            affinity::constrain_required(spec, &architectures, &plan.labels, &plan.narrowed);
     }
     // After the architectures and labels: the expressions the policy adds keep their order.
     if operating_systems.iter().any(|added| !added.is_empty()) {
-        changed.os = affinity::constrain_required(spec, &operating_systems, &[]);
+        changed.os = affinity::constrain_required(spec, &operating_systems, &[], &[]);
     }
     changed
 }
