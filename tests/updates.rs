@@ -379,3 +379,39 @@ fn a_gated_pod_whose_pin_would_split_its_terms_looks_each_new_image_up_once() {
     );
     assert_eq!(r.calls, [lookup("ghcr.io/org/linux-windows-multi:1")]);
 }
+
+#[test]
+fn a_new_image_that_constrains_no_platform_is_accepted_whatever_the_pods_terms() {
+    // Its only term matches no node (zone a and zone b); the new image is WebAssembly only:
+    // nothing is known against the Pod, which stays where it is (k8s-judge's property,
+    // RAPID_SEED=17066478990261276026, case 3065: it was refused with an empty list of images).
+    let old = pod(
+        &["multi:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["b"]},
+                {"key": "zone", "operator": "In", "values": ["a"]}]}]}}}}),
+    );
+    let new = swapped(&old, "ghcr.io/org/wasm-only:1");
+    let mut registry = FixtureRegistry::new();
+    let wasm = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            "size": 500, "platform": {"architecture": "wasm", "os": "wasi"}}]});
+    registry.index("ghcr.io/org/wasm-only:1", &wasm.to_string());
+    let mut cluster = FixtureCluster::of(vec![node("arm-1", "linux", "arm")]);
+    let settings = settings(json!({"readNodes": true}));
+    let r = run_subresource(
+        &mut registry,
+        &mut cluster,
+        "Pod",
+        "UPDATE",
+        "",
+        &new,
+        &old,
+        &settings,
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, [lookup("ghcr.io/org/wasm-only:1")]);
+    assert_eq!(cluster.calls, Vec::<String>::new());
+}

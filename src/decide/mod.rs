@@ -167,6 +167,11 @@ fn steps(
         && !subject.after_admission)
         .then(|| message::fallback(subject.name, &failed, webassembly, settings));
     let unconstrained = fallback.is_none() && known.is_empty();
+    if unconstrained && subject.after_admission {
+        // New images that constrain no platform (WebAssembly ones, or none looked up under
+        // `ignoreImage`) run wherever the Pod is: nothing to judge.
+        return Err(Outcome::Unchanged(warnings));
+    }
     // Images built for several OSes: the other OSes a Pod that states none may run on.
     let others = match fallback.is_none() && !unconstrained {
         true => other_operating_systems(pod, &constraints.os, &known, subject.name),
