@@ -115,14 +115,7 @@ func ValidateCreate(namespace string, data []byte) []string {
 		Namespace: namespace, Resource: kind.resource,
 	})
 	if err := rest.BeforeCreate(kind.strategy, ctx, internal); err != nil {
-		var status apierrors.APIStatus
-		if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
-			for _, cause := range status.Status().Details.Causes {
-				problems = append(problems, fmt.Sprintf("%s: %s", cause.Field, cause.Message))
-			}
-		} else {
-			problems = append(problems, err.Error())
-		}
+		problems = append(problems, causes(err)...)
 	}
 	return problems
 }
@@ -193,14 +186,21 @@ func ValidatePodUpdate(namespace, subresource string, data, oldData []byte) []st
 		Subresource: subresource, Name: objMeta.GetName(),
 	})
 	if err := rest.BeforeUpdate(strategy, ctx, obj, old); err != nil {
-		var status apierrors.APIStatus
-		if errors.As(err, &status) && status.Status().Details != nil && len(status.Status().Details.Causes) > 0 {
-			for _, cause := range status.Status().Details.Causes {
-				problems = append(problems, fmt.Sprintf("%s: %s", cause.Field, cause.Message))
-			}
-		} else {
-			problems = append(problems, err.Error())
-		}
+		problems = append(problems, causes(err)...)
 	}
 	return problems
+}
+
+// causes are the API server's refusal err as problems: each cause of its status ("field:
+// message"), else its text.
+func causes(err error) []string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, cause := range status.Status().Details.Causes {
+		out = append(out, fmt.Sprintf("%s: %s", cause.Field, cause.Message))
+	}
+	return out
 }

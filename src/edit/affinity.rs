@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::edit;
 use crate::platform::{Architectures, ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL};
+use crate::read::pod;
 
 const REQUIRED_PATH: [&str; 3] = [
     "affinity",
@@ -61,7 +62,7 @@ pub fn constrain_required(
                     }
                 }
                 for (key, values) in narrowed {
-                    if !keeps_within(term, key, values) {
+                    if !pod::term_keeps_within(term, key, |v| values.iter().any(|w| w == v)) {
                         push_expression(term, in_expression(key, values));
                         changed = true;
                     }
@@ -115,21 +116,6 @@ pub fn has_expression_on(term: &Value, key: &str) -> bool {
     term["matchExpressions"]
         .as_array()
         .is_some_and(|list| list.iter().any(|e| e["key"] == key))
-}
-
-/// Whether a term has an `In` expression on `key` whose values are all among `values`.
-fn keeps_within(term: &Value, key: &str, values: &[String]) -> bool {
-    term["matchExpressions"].as_array().is_some_and(|list| {
-        list.iter().any(|e| {
-            e["key"] == key
-                && e["operator"] == "In"
-                && e["values"].as_array().is_some_and(|listed| {
-                    listed
-                        .iter()
-                        .all(|v| v.as_str().is_some_and(|v| values.iter().any(|w| w == v)))
-                })
-        })
-    })
 }
 
 /// Appends an expression to a term's `matchExpressions`, creating the list if needed.

@@ -250,27 +250,28 @@ pub fn node_label_within(spec: &Value, key: &str, values: &Architectures) -> boo
     let Some(terms) = required_terms(spec) else {
         return false;
     };
-    let within = |term: &Value| {
-        term["matchExpressions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|expression| {
-                expression["key"] == key
-                    && expression["operator"] == "In"
-                    && expression["values"].as_array().is_some_and(|listed| {
-                        listed
-                            .iter()
-                            .all(|v| v.as_str().is_some_and(|v| values.contains(v)))
-                    })
-            })
-    };
     let matching = |term: &&Value| {
         ["matchExpressions", "matchFields"]
             .iter()
             .any(|field| term[field].as_array().is_some_and(|e| !e.is_empty()))
     };
+    let within = |term: &Value| term_keeps_within(term, key, |v| values.contains(v));
     terms.iter().filter(matching).all(within) && terms.iter().any(|t| matching(&t))
+}
+
+/// Whether a required term has an `In` expression on `key` whose values all pass `among`.
+pub fn term_keeps_within(term: &Value, key: &str, among: impl Fn(&str) -> bool) -> bool {
+    term["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|expression| {
+            expression["key"] == key
+                && expression["operator"] == "In"
+                && expression["values"]
+                    .as_array()
+                    .is_some_and(|listed| listed.iter().all(|v| v.as_str().is_some_and(&among)))
+        })
 }
 
 /// A Pod annotation.
