@@ -302,3 +302,30 @@ fn a_toleration_the_policy_adds_for_one_architecture_opens_a_pool_of_another() {
             {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}]}
     ]));
 }
+
+#[test]
+fn a_toleration_for_an_architecture_the_cluster_lacks_opens_no_pool() {
+    // The policy adds arm64's tolerations only to a Pod it pins to arm64, and it pins to arm64
+    // only where the cluster has arm64 nodes: with none, the amd64 NodePool tainted for arm64
+    // is not the Pod's, and nothing runs its amd64 and arm64 images (k8s-judge's property,
+    // RAPID_SEED=15967515093060533113, case 8384, where the Pod was accepted).
+    let taint = json!([{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]);
+    let pool = node_pool(
+        "odd",
+        json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        taint,
+    );
+    let mut cluster = FixtureCluster::of(vec![
+        node("s390x-1", "linux", "s390x"),
+        node("ppc64le-1", "linux", "ppc64le"),
+    ]);
+    cluster.node_pools = Some(vec![pool]);
+    let tolerations = json!({"architectureTolerations": {"arm64": [
+        {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}]}});
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), tolerations);
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on amd64, arm64, but the cluster's \
+         nodes are ppc64le, s390x (setting readNodes: linux Nodes found of ppc64le, s390x)"
+    );
+}

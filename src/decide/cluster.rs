@@ -76,26 +76,47 @@ pub(super) fn settle_from_cluster(
         *pod = decided;
         return nodes_alone;
     }
-    // The Pod's tolerations, and those `architectureTolerations` may add: a toleration added for
-    // one architecture it is pinned to tolerates that taint on a pool of any architecture.
-    // (After admission nothing is added.)
+    // The pools count with the tolerations the returned Pod has: its own, and those
+    // `architectureTolerations` adds for the architectures it is pinned to. A toleration added
+    // for one architecture tolerates that taint on a pool of any architecture, which may add an
+    // architecture, and its tolerations, to the pin. So the decision is made again with the
+    // tolerations it added until it adds none. A decision whose Pod lacks one of the tolerations
+    // its pools were counted with is not taken: the last one whose Pod has them all is (the
+    // first always has: it counts the Pod's own). After admission nothing is added.
     let mut tolerations = node_pools::pod_tolerations(pod);
-    let added = !facts.subject.after_admission;
-    let pinnable = facts
-        .others
-        .iter()
-        .flat_map(|other| other.image_common.iter())
-        .chain(facts.image_common.iter())
-        .filter(|_| added);
-    for arch in pinnable {
-        if let Some(given) = settings.architecture_tolerations.get(arch) {
-            tolerations.extend(given.iter().cloned());
+    let rounds = 1 + settings
+        .architecture_tolerations
+        .values()
+        .map(Vec::len)
+        .sum::<usize>();
+    let mut taken: Option<(Value, Result<Outcome, Outcome>)> = None;
+    for _ in 0..rounds {
+        let mut decided = pod.clone();
+        let outcome = {
+            let with_pools = pools_of(settings, |os| {
+                node_pools::architectures(&pools, os, &tolerations, settings)
+            });
+            settle_from_nodes(&mut decided, facts, cluster, &with_pools, warnings.clone())
+        };
+        let returned = node_pools::pod_tolerations(&decided);
+        if !tolerations.iter().all(|counted| returned.contains(counted)) {
+            break;
         }
+        let added = returned.iter().any(|given| !tolerations.contains(given));
+        taken = Some((decided, outcome));
+        if !added {
+            break;
+        }
+        tolerations = returned;
     }
-    let with_pools = pools_of(settings, |os| {
-        node_pools::architectures(&pools, os, &tolerations, settings)
-    });
-    settle_from_nodes(pod, facts, cluster, &with_pools, warnings)
+    match taken {
+        Some((decided, outcome)) => {
+            *pod = decided;
+            outcome
+        }
+        // Not reached: the first round counts the Pod's own tolerations, which it keeps.
+        None => settle_from_nodes(pod, facts, cluster, &configured, warnings),
+    }
 }
 
 /// The pools of each OS: `autoscaledArchitectures`' for it, and what `node_pools` says the
