@@ -149,11 +149,11 @@ pub fn quoted(value: &str) -> String {
 }
 
 impl Platform {
-    /// An architecture that runs on every OS (the setting `imagePlatforms`).
-    pub fn any_os(architecture: String) -> Platform {
+    /// An architecture on an OS, of no particular build (the setting `imagePlatforms`).
+    pub fn of(os: &str, architecture: &str) -> Platform {
         Platform {
-            os: None,
-            architecture,
+            os: Some(os.to_string()),
+            architecture: architecture.to_string(),
             os_build: None,
         }
     }

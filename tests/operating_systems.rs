@@ -521,3 +521,43 @@ fn a_daemon_set_under_validate_is_warned_per_os_where_its_images_run_on_several(
           windows arm64 nodes. Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
     );
 }
+
+#[test]
+fn an_image_platforms_entry_is_of_default_operating_system_unless_it_lists_its_own() {
+    // An entry names architectures of defaultOperatingSystem: in a cluster of Linux and Windows
+    // nodes, a Pod that states no OS is kept to Linux as well as to amd64 (it ran on untainted
+    // Windows amd64 nodes before: issue 43).
+    let legacy = json!({"imagePlatforms": [
+        {"image": "registry.example.com/legacy/*", "architectures": ["amd64"]}]});
+    let r = run(
+        &pod(&["registry.example.com/legacy/app:3"], json!({})),
+        mixed_settings(legacy),
+    );
+    assert!(r.calls.is_empty(), "{:?}", r.calls);
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        add_required_os(&["amd64"], "linux")
+    ]));
+    // `operatingSystems` says which: a Windows entry keeps a Pod of no stated OS to Windows.
+    let windows = json!({"imagePlatforms": [{"image": "registry.example.com/legacy/*",
+        "architectures": ["amd64"], "operatingSystems": ["windows"]}]});
+    let r = run(
+        &pod(&["registry.example.com/legacy/app:3"], json!({})),
+        mixed_settings(windows),
+    );
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        add_required_os(&["amd64"], "windows")
+    ]));
+    // Both: an image of both OSes, as an index of both (issue 31: a term per OS).
+    let both = json!({"imagePlatforms": [{"image": "registry.example.com/legacy/*",
+        "architectures": ["arm64"], "operatingSystems": ["linux", "windows"]}]});
+    let r = run(
+        &pod(&["registry.example.com/legacy/app:3"], json!({})),
+        mixed_settings(both),
+    );
+    r.assert_patch(json!([
+        add_annotation("linux/arm64,windows/arm64"),
+        add_required(&["arm64"])
+    ]));
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::host::host_error;
 use crate::host::registry::Registry;
 use crate::image::{self, ImageRef};
-use crate::platform::{Architectures, Platform};
+use crate::platform::Platform;
 use crate::read::manifest::{
     builds_from_config, config_names_no_platform, finish_index, parse_manifest, Builds, Found,
     Listed, Manifest,
@@ -46,10 +46,9 @@ pub fn resolve_images(
             Err(reason) => Err(format!("invalid image reference: {reason}")),
             Ok(reference) => {
                 let canonical = reference.to_string();
-                if let Some(architectures) = configured_architectures(settings, written, &canonical)
-                {
+                if let Some(platforms) = configured_platforms(settings, written, &canonical) {
                     Ok(Builds {
-                        platforms: architectures.into_iter().map(Platform::any_os).collect(),
+                        platforms,
                         ..Builds::default()
                     })
                 } else {
@@ -94,20 +93,34 @@ pub fn resolve_images(
     resolved
 }
 
-/// The architectures configured for an image by `imagePlatforms` (first matching entry), if
-/// any. `written` is the reference as the Pod spells it, `canonical` its normalized form.
-pub fn configured_architectures(
+/// The platforms configured for an image by `imagePlatforms` (first matching entry), if any:
+/// each of its architectures on each of its `operatingSystems` (none: `defaultOperatingSystem`).
+/// `written` is the reference as the Pod spells it, `canonical` its normalized form.
+pub fn configured_platforms(
     settings: &Settings,
     written: &str,
     canonical: &str,
-) -> Option<Architectures> {
-    settings
-        .image_platforms
+) -> Option<Vec<Platform>> {
+    let entry = settings.image_platforms.iter().find(|entry| {
+        image::glob_match(&entry.image, canonical) || image::glob_match(&entry.image, written)
+    })?;
+    let default = std::slice::from_ref(&settings.default_operating_system);
+    let operating_systems = match entry.operating_systems.as_slice() {
+        [] => default,
+        listed => listed,
+    };
+    let mut platforms: Vec<Platform> = operating_systems
         .iter()
-        .find(|entry| {
-            image::glob_match(&entry.image, canonical) || image::glob_match(&entry.image, written)
+        .flat_map(|os| {
+            entry
+                .architectures
+                .iter()
+                .map(move |arch| Platform::of(os, arch))
         })
-        .map(|entry| entry.architectures.iter().cloned().collect())
+        .collect();
+    platforms.sort();
+    platforms.dedup();
+    Some(platforms)
 }
 
 /// The registry lookups of one evaluation. Every `oci/v1/oci_manifest` answer is kept (parsed),

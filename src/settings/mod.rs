@@ -144,6 +144,9 @@ pub struct ImagePlatforms {
     /// Image reference pattern; `*` matches any characters.
     pub image: String,
     pub architectures: Vec<String>,
+    /// The `kubernetes.io/os` values the images are built for; none: `defaultOperatingSystem`.
+    #[serde(default)]
+    pub operating_systems: Vec<String>,
 }
 
 /// A Kubernetes toleration, as written in the settings and added to Pods.
@@ -369,6 +372,14 @@ mod tests {
             (
                 r#"{"imagePlatforms":[{"image":"a/*","architectures":["armv7"]}]}"#,
                 "imagePlatforms[0].architectures: unknown architecture \"armv7\"",
+            ),
+            (
+                r#"{"imagePlatforms":[{"image":"a/*","architectures":["amd64"],"operatingSystems":["Linux"]}]}"#,
+                "imagePlatforms[0].operatingSystems: \"Linux\" is no node operating system; use a node `kubernetes.io/os` value: linux, windows",
+            ),
+            (
+                r#"{"imagePlatforms":[{"image":"a/*","architectures":["amd64"],"operatingSystems":["linux","linux"]}]}"#,
+                "imagePlatforms[0].operatingSystems: \"linux\" is listed twice",
             ),
             (
                 r#"{"architectureTolerations":{"arm64":[{"key":"k","operator":"Exists","value":"v"}]}}"#,

@@ -61,6 +61,19 @@ impl Settings {
                     arch,
                 )?;
             }
+            let setting = format!("imagePlatforms[{index}].operatingSystems");
+            for os in &entry.operating_systems {
+                if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
+                    return Err(format!(
+                        "{setting}: {os:?} is no node operating system; use a node `kubernetes.io/os` value: {}",
+                        platform::NODE_OPERATING_SYSTEMS.join(", ")
+                    ));
+                }
+            }
+            no_duplicates(
+                &setting,
+                &entry.operating_systems.iter().collect::<Vec<_>>(),
+            )?;
         }
         Ok(())
     }
