@@ -1063,3 +1063,58 @@ fn required_terms_on_one_os_settle_the_pod_os() {
          Use images built for a common architecture"
     );
 }
+
+#[test]
+fn an_operator_lifecycle_manager_bundle_constrains_nothing() {
+    // OLM's bundle unpack Pod: the bundle image holds manifests and no binaries, and runs a
+    // binary the `util` init container copied from OLM's own image, of the node's platform. A
+    // bundle built on amd64 runs on arm64 nodes (OpenShift's multiarch-tuning-operator skips
+    // such Pods): its config's platform says nothing (issue 43).
+    let mut registry = FixtureRegistry::new();
+    let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000", "size": 300},
+        "layers": []});
+    let bundle = |labels: Value| {
+        json!({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []},
+               "config": {"Labels": labels}})
+    };
+    registry.artifact(
+        "quay.io/org/operator-bundle:v1.0.0",
+        &manifest,
+        Some(&bundle(json!({
+            "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
+            "operators.operatorframework.io.bundle.manifests.v1": "manifests/"}))),
+    );
+    registry.artifact(
+        "quay.io/org/operator:v1.0.0",
+        &manifest,
+        Some(&bundle(json!({"maintainer": "org"}))),
+    );
+    let unpack = |bundle: &str| {
+        let mut pod = pod(&["multi:1"], json!({}));
+        pod["spec"]["initContainers"] = json!([
+            {"name": "util", "image": "multi:1", "command": ["/bin/cp", "-Rv", "/bin/cpb", "/util/cpb"]},
+            {"name": "pull", "image": bundle, "command": ["/util/cpb", "/bundle"]}]);
+        pod
+    };
+    let arm64 = settings(json!({"schedulableArchitectures": ["arm64"]}));
+    let r = run_with(&mut registry, &unpack("quay.io/org/operator-bundle:v1.0.0"), &arm64);
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.calls,
+        [
+            "v1/oci_manifest docker.io/library/multi:1",
+            "v1/oci_manifest quay.io/org/operator-bundle:v1.0.0",
+            "v1/oci_manifest_config quay.io/org/operator-bundle:v1.0.0"
+        ]
+    );
+    assert!(r.decision.warnings.is_empty(), "{:?}", r.decision.warnings);
+    // An image without the label is the binary its config names.
+    let r = run_with(&mut registry, &unpack("quay.io/org/operator:v1.0.0"), &arm64);
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on amd64, but the cluster's nodes are \
+         arm64 (setting schedulableArchitectures)"
+    );
+}

@@ -240,6 +240,43 @@ struct RawManifestAndConfig<'a> {
     config: RawPlatform<'a>,
 }
 
+/// The one label of an image config's runtime part (`config.config.Labels`) the policy reads.
+#[derive(Deserialize)]
+struct RawBundleConfig {
+    config: RawRuntime,
+}
+
+#[derive(Deserialize)]
+struct RawRuntime {
+    config: Option<RawRuntimeLabels>,
+}
+
+#[derive(Deserialize)]
+struct RawRuntimeLabels {
+    #[serde(rename = "Labels")]
+    labels: Option<RawBundleLabel>,
+}
+
+#[derive(Deserialize)]
+struct RawBundleLabel {
+    #[serde(rename = "operators.operatorframework.io.bundle.mediatype.v1")]
+    mediatype: Option<serde::de::IgnoredAny>,
+}
+
+/// Whether the host's `oci_manifest_config` answer is an Operator Lifecycle Manager bundle's: its
+/// image config has the label `operators.operatorframework.io.bundle.mediatype.v1`. A bundle
+/// holds manifests and no binaries: OLM runs it with a binary it copies in from its own image,
+/// of the node's platform, so it runs on every node whatever platform its config names.
+pub fn is_operator_bundle(raw: &[u8]) -> bool {
+    serde_json::from_slice::<RawBundleConfig>(raw).is_ok_and(|answer| {
+        answer
+            .config
+            .config
+            .and_then(|runtime| runtime.labels)
+            .is_some_and(|labels| labels.mediatype.is_some())
+    })
+}
+
 /// Reads what a single-platform image is built for from the host's `oci_manifest_config`
 /// answer. `artifact`: the manifest's artifact type when its config is no container image
 /// config, named when the config names no platform.
@@ -462,6 +499,18 @@ mod tests {
                 ..Builds::default()
             })
         );
+        assert!(is_operator_bundle(
+            br#"{"config":{"architecture":"amd64","os":"linux","config":{"Labels":{
+                "operators.operatorframework.io.bundle.mediatype.v1":"registry+v1"}}}}"#
+        ));
+        for other in [
+            &br#"{"config":{"architecture":"amd64","os":"linux","config":{"Labels":{"a":"b"}}}}"#[..],
+            br#"{"config":{"architecture":"amd64","os":"linux","config":{"Labels":null}}}"#,
+            br#"{"config":{"architecture":"amd64","os":"linux"}}"#,
+            br#"{"config":"operators.operatorframework.io.bundle.mediatype.v1"}"#,
+        ] {
+            assert!(!is_operator_bundle(other));
+        }
         assert_eq!(
             builds_from_config(
                 br#"{"config":{"name":"chart","version":"1.0.0"}}"#,

@@ -11,8 +11,8 @@ use crate::host::registry::Registry;
 use crate::image::{self, ImageRef};
 use crate::platform::Platform;
 use crate::read::manifest::{
-    builds_from_config, config_names_no_platform, finish_index, parse_manifest, Builds, Found,
-    Listed, Manifest,
+    builds_from_config, config_names_no_platform, finish_index, is_operator_bundle, parse_manifest,
+    Builds, Found, Listed, Manifest,
 };
 use crate::read::pod::PodImage;
 use crate::settings::Settings;
@@ -181,6 +181,13 @@ impl Lookups<'_> {
                     .registry
                     .manifest_and_config(name)
                     .map_err(host_error)?;
+                // An Operator Lifecycle Manager bundle runs anywhere: it constrains nothing.
+                if is_operator_bundle(&raw) {
+                    return Ok(Builds {
+                        platformless: true,
+                        ..Builds::default()
+                    });
+                }
                 let builds = builds_from_config(&raw, artifact.as_deref());
                 // An image config that names no platform (`{}`, as `oras push` writes one)
                 // holds data only an image volume mounts: it runs nowhere, and mounts anywhere.
