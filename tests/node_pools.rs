@@ -42,7 +42,8 @@ fn an_arm64_pod_in_an_amd64_cluster_with_an_arm64_node_pool_at_zero_is_pinned() 
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
             list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)"),
-            NODE_POOLS_CALL.to_string()
+            NODE_POOLS_CALL.to_string(),
+            list("!kubernetes.io/arch")
         ]
     );
     // Without Karpenter (its CRDs not installed: the list fails as policy-server's discovery
@@ -147,8 +148,8 @@ fn a_node_pool_list_that_fails_follows_on_lookup_failure() {
          cannot list resource \"nodepools\" in API group \"karpenter.sh\" at the cluster scope"
             .to_string(),
     );
-    // The three Node lists answer; the NodePool list fails.
-    cluster.fail_from = Some(3);
+    // The Node lists answer; the NodePool list fails.
+    cluster.fail_node_pools_only = true;
     let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
     // ignoreImage: decided as if the NodePools could create nodes of every OS and architecture:
     // pinned to the images' (and the Pod's OS), with a warning (never refused for want of a node
@@ -234,7 +235,8 @@ fn host_calls_in_a_5000_node_cluster_with_20_node_pools() {
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
             list("kubernetes.io/os=windows"),
-            NODE_POOLS_CALL.to_string()
+            NODE_POOLS_CALL.to_string(),
+            list("!kubernetes.io/arch")
         ]
     );
     assert_eq!(read, 0);
@@ -242,7 +244,7 @@ fn host_calls_in_a_5000_node_cluster_with_20_node_pools() {
     // too: read (the tainted Windows one does not count for it, so the pin stays the Nodes').
     let amd = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
     let (_, calls, read) = reads(&amd);
-    assert_eq!((calls.len(), read), (4, 5000));
+    assert_eq!((calls.len(), read), (5, 5000));
     assert_eq!(calls[3], NODE_POOLS_CALL);
     node_aware(&mut cluster, &amd, json!({}))
         .assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));

@@ -48,7 +48,8 @@ fn images_covering_every_node_architecture_pin_only_the_os_after_one_empty_list(
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
             list("kubernetes.io/os=windows"),
-            pools()
+            pools(),
+            list("!kubernetes.io/arch")
         ]
     );
     assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
@@ -83,7 +84,8 @@ fn images_missing_a_node_architecture_are_pinned_to_theirs() {
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
             list("kubernetes.io/os=windows"),
-            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)")
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
+            list("!kubernetes.io/arch")
         ]
     );
 }
@@ -129,7 +131,8 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
             list("kubernetes.io/os=windows"),
-            pools()
+            pools(),
+            list("!kubernetes.io/arch")
         ]
     );
     // Without it, the Pod could run nowhere.
@@ -169,7 +172,12 @@ fn odd_nodes_count_by_what_can_be_told() {
     let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), unlabelled]);
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
     // As with schedulableArchitectures [amd64, s390x]: the pin is cut to the Nodes' architectures.
-    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    // A Node without the label is one a pin on it would lose for good (virtual-kubelet's): a copy
+    // of the Pod's term keeps it reachable (`without_an_architecture_label_...` below).
+    r.assert_patch(json!([add_annotation("amd64"), {"op": "add", "path": "/spec/affinity",
+        "value": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "DoesNotExist"}]}]}}}}]));
     // A Node labelled with an architecture no node reports: the Pod is kept off it all the same.
     let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), odd]);
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
@@ -199,7 +207,8 @@ fn the_pods_own_constraints_choose_what_is_read() {
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
-            list("kubernetes.io/os=windows")
+            list("kubernetes.io/os=windows"),
+            list("!kubernetes.io/arch")
         ]
     );
     // It asks for arm64, its images run only on amd64: refused; which refusal depends on whether
@@ -243,7 +252,8 @@ fn the_pods_own_constraints_choose_what_is_read() {
         [
             list("kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)"),
             list("kubernetes.io/os=linux"),
-            pools()
+            pools(),
+            list("!kubernetes.io/arch")
         ]
     );
     // With the usual nodeSelector kubernetes.io/os: windows, the Linux Nodes are not read.
@@ -590,18 +600,18 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
     let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
     // Multi-arch images covering every architecture the cluster has: one empty list, and the
     // Windows Nodes (the Pod is pinned to Linux).
-    assert_eq!(reads(&mut cluster, &multi, json!({})), (3, 10));
+    assert_eq!(reads(&mut cluster, &multi, json!({})), (4, 10));
     // Pinned: the Nodes of the other architectures, the Windows ones, those of the images'.
-    assert_eq!(reads(&mut cluster, &amd, json!({})), (3, 5010));
+    assert_eq!(reads(&mut cluster, &amd, json!({})), (4, 5010));
     // An autoscaled pool of the images' architecture: the other Nodes only.
     let pool = json!({"autoscaledArchitectures": [{"os": "linux", "architectures": ["arm64"]}]});
-    assert_eq!(reads(&mut cluster, &arm, pool), (2, 2510));
+    assert_eq!(reads(&mut cluster, &arm, pool), (3, 2510));
     // The Pod's own constraints admit only the images' architecture: whether such Nodes exist.
     let selected = pod(
         &["ghcr.io/org/amd64-only:1"],
         json!({"nodeSelector": {"kubernetes.io/arch": "amd64"}}),
     );
-    assert_eq!(reads(&mut cluster, &selected, json!({})), (2, 2510));
+    assert_eq!(reads(&mut cluster, &selected, json!({})), (3, 2510));
     // A Pod whose nodeSelector fixes its OS reads no other OS.
     let linux_amd64 = pod(
         &["ghcr.io/org/amd64-only:1"],
@@ -616,7 +626,7 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
     assert_eq!(reads(&mut cluster, &conflict, json!({})), (3, 5000));
     // Tolerations of an image architecture: added only if such Nodes exist, so they are read.
     let tolerations = json!({"architectureTolerations": {"arm64": [{"key": "kubernetes.io/arch", "value": "arm64", "effect": "NoSchedule"}]}});
-    assert_eq!(reads(&mut cluster, &multi, tolerations), (4, 5010));
+    assert_eq!(reads(&mut cluster, &multi, tolerations), (5, 5010));
     // A bound Pod: its Node.
     cluster.calls.clear();
     node_aware(
@@ -643,7 +653,7 @@ fn node_calls_and_nodes_read_per_case_in_a_5000_node_cluster() {
         &settings(json!({"readNodes": true, "pinWindowsBuild": true})),
     );
     // And every Linux Node, to learn that some exist: the Pod states its OS in spec.os only.
-    assert_eq!((cluster.calls.len(), cluster.nodes_read), (4, 5010));
+    assert_eq!((cluster.calls.len(), cluster.nodes_read), (5, 5010));
     assert_eq!(
         r.patch.as_ref().map(|p| p[1]["value"]["nodeAffinity"].to_string()),
         Some(r#"{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"node.kubernetes.io/windows-build","operator":"In","values":["10.0.20348"]},{"key":"kubernetes.io/os","operator":"In","values":["windows"]}]}]}}"#.to_string())
@@ -696,5 +706,136 @@ fn a_refusal_says_which_nodes_were_read_and_that_none_of_the_pods_os_was_found()
             list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)"),
             pools()
         ]
+    );
+}
+
+/// A virtual-kubelet Node as its providers register it: no `kubernetes.io/arch` label (only
+/// the beta OS label, or none), tainted, and a kubelet status of amd64.
+fn virtual_node(name: &str) -> Value {
+    let mut virtual_node = node(name, "linux", "amd64");
+    virtual_node["metadata"]["labels"] = json!({"type": "virtual-kubelet",
+        "kubernetes.io/role": "agent", "beta.kubernetes.io/os": "linux", "kubernetes.io/hostname": name});
+    virtual_node["spec"]["taints"] =
+        json!([{"key": "virtual-kubelet.io/provider", "value": "azure", "effect": "NoSchedule"}]);
+    virtual_node
+}
+
+#[test]
+fn without_an_architecture_label_a_virtual_node_is_never_lost_by_a_pin() {
+    // AKS virtual nodes and other virtual-kubelet providers carry no kubernetes.io/arch label: a
+    // Pod sent there by its own nodeSelector and toleration would be unschedulable for ever
+    // once pinned. Each of its terms the pin changed gets a copy for the Nodes without the label
+    // (issue 43); the Nodes with one are kept to its images' architectures as before.
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+        virtual_node("virtual-node-aci-linux"),
+    ]);
+    let to_virtual = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"type": "virtual-kubelet"},
+               "tolerations": [{"key": "virtual-kubelet.io/provider", "operator": "Exists"}],
+               "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                   {"matchExpressions": [{"key": "kubernetes.io/role", "operator": "In", "values": ["agent"]}]},
+                   {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]}}}}),
+    );
+    let r = node_aware(&mut cluster, &to_virtual, json!({}));
+    // The second term names architectures itself: it admits no Node without the label, and gets
+    // no copy.
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1",
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}},
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/1/matchExpressions/1",
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}},
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/2",
+         "value": {"matchExpressions": [
+             {"key": "kubernetes.io/role", "operator": "In", "values": ["agent"]},
+             {"key": "kubernetes.io/arch", "operator": "DoesNotExist"}]}}
+    ]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
+            list("kubernetes.io/os=windows"),
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
+            pools(),
+            list("!kubernetes.io/arch")
+        ]
+    );
+    // Without such a Node: no copy, one list more (after the NodePools').
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+    ]);
+    let r = node_aware(
+        &mut cluster,
+        &pod(&["ghcr.io/org/amd64-only:1"], json!({})),
+        json!({}),
+    );
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert_eq!(cluster.calls.len(), 5);
+    // Nothing pinned: nothing more read.
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        virtual_node("virtual-node-aci-linux"),
+    ]);
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
+    r.assert_accepted_unchanged();
+    assert!(
+        !cluster
+            .calls
+            .iter()
+            .any(|c| c.contains("!kubernetes.io/arch")),
+        "{:?}",
+        cluster.calls
+    );
+    // A nodeSelector on the architecture admits no Node without the label: no copy.
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+        virtual_node("virtual-node-aci-linux"),
+    ]);
+    let on_amd = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64"}}),
+    );
+    node_aware(&mut cluster, &on_amd, json!({})).assert_accepted_unchanged();
+}
+
+#[test]
+fn a_list_of_nodes_without_an_architecture_label_that_fails_follows_on_lookup_failure() {
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+    ]);
+    cluster.failure = Some("Host error: connection refused".to_string());
+    // The Pod's own lists answer (its OS, Windows, its images' architectures, the NodePools:
+    // none in this cluster); the fifth fails.
+    cluster.fail_from = Some(4);
+    let amd = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let r = node_aware(&mut cluster, &amd, json!({}));
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the cluster's Nodes without a kubernetes.io/arch label could not be read, so the \
+          Pod is pinned as if there were none: connection refused"]
+    );
+    cluster.calls.clear();
+    let r = node_aware(&mut cluster, &amd, json!({"onLookupFailure": "accept"}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        [
+            "image-arch-affinity: the Pod was not pinned because the cluster's Nodes without a \
+          kubernetes.io/arch label could not be read: connection refused"
+        ]
+    );
+    cluster.calls.clear();
+    let r = node_aware(&mut cluster, &amd, json!({"onLookupFailure": "reject"}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: cannot read the cluster's Nodes without a kubernetes.io/arch label: connection refused \
+         (setting onLookupFailure: reject)"
     );
 }

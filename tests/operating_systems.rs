@@ -262,7 +262,7 @@ fn with_read_nodes_other_os_nodes_that_cannot_be_read_follow_on_lookup_failure()
         json!({"autoscaledArchitectures": [{"os": "windows", "architectures": ["amd64"]}]}),
     );
     r.assert_patch(json!([add_required_os(&[], "linux")]));
-    assert_eq!(cluster.calls.len(), 2);
+    assert_eq!(cluster.calls.len(), 3);
     assert_eq!(cluster.calls[1], NODE_POOLS_CALL);
 }
 
@@ -473,7 +473,7 @@ fn with_read_nodes_the_other_os_nodes_are_read_in_one_list() {
                 {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
                 {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}])
     );
-    assert_eq!(cluster.calls.len(), 3, "{:?}", cluster.calls);
+    assert_eq!(cluster.calls.len(), 4, "{:?}", cluster.calls);
     assert_eq!(cluster.calls[2], NODE_POOLS_CALL);
     assert!(
         cluster.calls[1].contains(" kubernetes.io/os=windows "),

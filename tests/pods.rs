@@ -1099,7 +1099,11 @@ fn an_operator_lifecycle_manager_bundle_constrains_nothing() {
         pod
     };
     let arm64 = settings(json!({"schedulableArchitectures": ["arm64"]}));
-    let r = run_with(&mut registry, &unpack("quay.io/org/operator-bundle:v1.0.0"), &arm64);
+    let r = run_with(
+        &mut registry,
+        &unpack("quay.io/org/operator-bundle:v1.0.0"),
+        &arm64,
+    );
     r.assert_accepted_unchanged();
     assert_eq!(
         r.calls,
@@ -1111,7 +1115,11 @@ fn an_operator_lifecycle_manager_bundle_constrains_nothing() {
     );
     assert!(r.decision.warnings.is_empty(), "{:?}", r.decision.warnings);
     // An image without the label is the binary its config names.
-    let r = run_with(&mut registry, &unpack("quay.io/org/operator:v1.0.0"), &arm64);
+    let r = run_with(
+        &mut registry,
+        &unpack("quay.io/org/operator:v1.0.0"),
+        &arm64,
+    );
     assert_eq!(
         r.rejection(),
         "image-arch-affinity: the Pod's images all run only on amd64, but the cluster's nodes are \

@@ -1685,9 +1685,25 @@ fn check_node_aware(
     counts
         .node_pool_reads
         .set(counts.node_pool_reads.get() + pool_reads);
+    // The Nodes without an architecture label: read once, last, for a Pod whose terms were
+    // changed.
+    let unlabelled = |c: &String| c.contains(" !kubernetes.io/arch ");
+    prop_assert!(
+        calls.iter().filter(|c| unlabelled(c)).count() <= 1,
+        "{:?}",
+        calls
+    );
+    prop_assert!(
+        calls
+            .iter()
+            .position(unlabelled)
+            .is_none_or(|at| at + 1 == calls.len()),
+        "{:?}",
+        calls
+    );
     let calls: Vec<String> = calls
         .into_iter()
-        .filter(|c| c != common::NODE_POOLS_CALL)
+        .filter(|c| c != common::NODE_POOLS_CALL && !unlabelled(c))
         .collect();
     for call in &calls {
         let selector = call
@@ -1705,8 +1721,21 @@ fn check_node_aware(
         Verdict::Reject(message) => Verdict::Reject(without_setting(message)),
         other => other.clone(),
     };
+    // With readNodes, the copies of the Pod's terms that keep Nodes without an architecture
+    // label reachable (`kubernetes.io/arch DoesNotExist`): only where the cluster has such a
+    // Node; the rest is the static settings' decision.
+    let mut node_aware_verdict = verdict(&with_nodes);
+    let copies = match (&mut node_aware_verdict, &with_setting.decision.verdict) {
+        (Verdict::Mutate(object), Verdict::Mutate(fixed)) => remove_added_copies(object, fixed),
+        _ => 0,
+    };
+    let unlabelled_nodes = cluster
+        .nodes
+        .iter()
+        .any(|(_, _, _, status_only)| *status_only);
+    prop_assert!(copies == 0 || unlabelled_nodes, "{:?}", with_nodes);
     prop_assert_eq!(
-        verdict(&with_nodes),
+        node_aware_verdict,
         verdict(&with_setting),
         "cluster {:?}",
         cluster
@@ -1809,4 +1838,40 @@ fn node_aware_templates_decide_as_the_cluster_architectures() {
         "workload templates",
         vec!["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"],
     );
+}
+
+/// Removes from `node_aware`'s required terms, anywhere, those after `fixed`'s that have a
+/// `kubernetes.io/arch DoesNotExist` expression (the copies readNodes adds for Nodes without the
+/// label); returns how many.
+fn remove_added_copies(node_aware: &mut Value, fixed: &Value) -> usize {
+    let copy = |term: &Value| {
+        term["matchExpressions"].as_array().is_some_and(|list| {
+            list.iter()
+                .any(|e| e["key"] == "kubernetes.io/arch" && e["operator"] == "DoesNotExist")
+        })
+    };
+    match (node_aware, fixed) {
+        (Value::Object(map), Value::Object(other)) => {
+            let mut removed = 0;
+            if let (Some(Value::Array(terms)), Some(Value::Array(theirs))) = (
+                map.get_mut("nodeSelectorTerms"),
+                other.get("nodeSelectorTerms"),
+            ) {
+                if terms.len() > theirs.len() && terms[theirs.len()..].iter().all(copy) {
+                    removed += terms.len() - theirs.len();
+                    terms.truncate(theirs.len());
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                removed += remove_added_copies(child, &other[key.as_str()]);
+            }
+            removed
+        }
+        (Value::Array(items), Value::Array(theirs)) => items
+            .iter_mut()
+            .zip(theirs)
+            .map(|(item, their)| remove_added_copies(item, their))
+            .sum(),
+        _ => 0,
+    }
 }

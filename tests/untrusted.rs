@@ -363,8 +363,9 @@ proptest! {
             let selector = call.strip_prefix("list_resources_all v1/Node ").and_then(|c| c.split(" masks ").next());
             prop_assert!(selector.is_some_and(|s| selectors.iter().any(|k| k == s)), "selector of {}", call);
         }
-        // The two lists of the Pod's OS, and whether the cluster has Nodes of another.
-        prop_assert!(calls.len() <= 3, "{:?}", calls);
+        // The two lists of the Pod's OS, whether the cluster has Nodes of another, and the
+        // Nodes without an architecture label.
+        prop_assert!(calls.len() <= 4, "{:?}", calls);
         if let Verdict::Mutate(_) = run.decision.verdict {
             prop_assert!(run.patch.is_some());
         }

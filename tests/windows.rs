@@ -273,7 +273,8 @@ fn with_nodes_read_images_covering_every_windows_build_pin_only_the_os_after_one
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
-            pools()
+            pools(),
+            list("!kubernetes.io/arch")
         ]
     );
 }
@@ -298,7 +299,8 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
-            pools()
+            pools(),
+            list("!kubernetes.io/arch")
         ]
     );
     // A Node without the label counts as another build: the Pod is pinned off it.
@@ -313,7 +315,7 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
             "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
     ]));
-    assert_eq!(cluster.calls.len(), 4);
+    assert_eq!(cluster.calls.len(), 5);
 }
 
 #[test]
@@ -373,7 +375,8 @@ fn with_nodes_read_the_nodes_listed_for_the_architecture_pin_are_reused() {
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
-            pools()
+            pools(),
+            list("!kubernetes.io/arch")
         ]
     );
 }
@@ -399,7 +402,8 @@ fn with_nodes_read_an_autoscaled_windows_pool_pins_the_image_builds_unconfirmed(
             list(OTHER_ARCH),
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
-            pools()
+            pools(),
+            list("!kubernetes.io/arch")
         ]
     );
 }

@@ -14,6 +14,7 @@ mod images;
 mod os;
 mod outcome;
 mod settle;
+mod unlabelled;
 mod windows;
 pub mod workload;
 
@@ -43,6 +44,7 @@ use self::os::{admitted_on_other_os, other_operating_systems};
 use self::outcome::refuse;
 pub use self::outcome::{Decision, Outcome, Subject, Verdict};
 use self::settle::settle;
+use self::unlabelled::keep_nodes_without_architecture;
 
 /// Applies the policy to a Pod, or to a Pod template (an object with `metadata` and `spec`),
 /// editing it in place. The cluster is read only with `readNodes`.
@@ -238,7 +240,12 @@ fn steps(
             .collect();
         return Ok(settle(pod, &facts, &schedulable, &others, warnings));
     }
-    settle_from_cluster(pod, &facts, cluster, warnings)
+    if subject.after_admission {
+        return settle_from_cluster(pod, &facts, cluster, warnings);
+    }
+    let original = pod.clone();
+    let outcome = settle_from_cluster(pod, &facts, cluster, warnings);
+    keep_nodes_without_architecture(&original, pod, &facts, cluster, outcome)
 }
 
 /// Step 1: the Pod's images when the scheduler will place it. A Pod bound to a node (or a

@@ -96,6 +96,54 @@ pub fn replace_required_terms(spec: &mut Value, terms: Vec<Value>) -> bool {
     }
 }
 
+/// Appends to the Pod's required terms, for each term of `original` (the Pod's own spec before
+/// the pins; without terms, one empty term) that may admit a Node without a `kubernetes.io/arch`
+/// label (no `In` or `Exists` expression on an architecture key), a copy of it with
+/// `kubernetes.io/arch DoesNotExist`: the Nodes without the label that the Pod's own
+/// constraints admit stay reachable, and no other Node is added. None when the Pod's own
+/// nodeSelector names an architecture. Returns whether it added any.
+pub fn keep_without_architecture(spec: &mut Value, original: &Value) -> bool {
+    let arch_keys = [ARCH_LABEL, BETA_ARCH_LABEL];
+    if arch_keys
+        .iter()
+        .any(|key| !original["nodeSelector"][*key].is_null())
+    {
+        return false;
+    }
+    let excludes_unlabelled = |term: &Value| {
+        term["matchExpressions"].as_array().is_some_and(|list| {
+            list.iter().any(|e| {
+                arch_keys.iter().any(|key| e["key"] == *key)
+                    && matches!(e["operator"].as_str(), Some("In" | "Exists"))
+            })
+        })
+    };
+    let own = pod::required_terms(original)
+        .filter(|terms| !terms.is_empty())
+        .cloned()
+        .unwrap_or_else(|| vec![json!({})]);
+    let copies: Vec<Value> = own
+        .into_iter()
+        .filter(|term| !excludes_unlabelled(term))
+        .filter_map(|mut term| {
+            let without = json!({"key": ARCH_LABEL, "operator": "DoesNotExist"});
+            edit::array_at(&mut term, &["matchExpressions"])?.push(without);
+            Some(term)
+        })
+        .collect();
+    let [affinity, node_affinity, required] = REQUIRED_PATH;
+    match edit::array_at(
+        spec,
+        &[affinity, node_affinity, required, "nodeSelectorTerms"],
+    ) {
+        Some(terms) if !copies.is_empty() => {
+            terms.extend(copies);
+            true
+        }
+        _ => false,
+    }
+}
+
 /// `key In [values]`, the expression the policy adds.
 pub fn in_expression<'a>(key: &str, values: impl IntoIterator<Item = &'a String>) -> Value {
     json!({"key": key, "operator": "In", "values": values.into_iter().collect::<Vec<_>>()})

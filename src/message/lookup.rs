@@ -68,6 +68,17 @@ impl Failure {
         )
     }
 
+    /// The Nodes without a `kubernetes.io/arch` label could not be listed: under `ignoreImage`
+    /// the Pod is pinned as if there were none.
+    pub fn nodes_without_architecture(subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read the cluster's Nodes without a kubernetes.io/arch label"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned because the cluster's Nodes without a kubernetes.io/arch label could not be read: "),
+            format!("{PREFIX}: the cluster's Nodes without a kubernetes.io/arch label could not be read, so the {subject} is pinned as if there were none: "),
+        )
+    }
+
     /// The Nodes of an OS other than the Pod's (`other`) could not be read: under `ignoreImage`
     /// the Pod is pinned to its OS, as in a cluster of several.
     pub fn other_os_nodes(other: &str, os: &str, subject: &str, cause: String) -> Failure {

@@ -61,6 +61,11 @@ impl<'a> ClusterCache<'a> {
             .clone()
     }
 
+    /// Whether a Node list read so far failed (its failure was handled per `onLookupFailure`).
+    pub fn a_node_list_failed(&self) -> bool {
+        self.lists.iter().any(|(_, nodes)| nodes.is_err())
+    }
+
     /// Whether the Node lists of `os` read so far were all read and held no Node (a failed
     /// list has settled the decision per `onLookupFailure` already).
     pub fn read_no_node_of(&self, os: &str) -> bool {

@@ -31,16 +31,28 @@ use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL};
 /// `kubernetes.io/os=<linux|windows>`, alone or with `kubernetes.io/arch in (<X>)` or
 /// `kubernetes.io/arch notin (<X>)` for a non-empty subset X of these, in this order: never a
 /// value from a registry or from the Pod. So policy-server keeps at most
-/// 1 + 2 (2^4 - 1) = 31 watches per OS for the policy, 62 in all (`selectors`).
+/// 1 + 2 (2^4 - 1) = 31 watches per OS for the policy, and `WITHOUT_ARCHITECTURE_SELECTOR`:
+/// 63 in all (`selectors`).
 pub const SELECTOR_ARCHITECTURES: [&str; 4] = ["amd64", "arm64", "ppc64le", "s390x"];
 
 /// An architecture label value no node reports, standing for any such value in the clusters
 /// `decide_from_nodes` weighs (never in an answer).
 const ANY_OTHER: &str = "x-any-other";
 
-/// Every label selector the policy can send (`SELECTOR_ARCHITECTURES`).
+/// The label selector of the Nodes without a `kubernetes.io/arch` label, of any OS (or none):
+/// virtual-kubelet's, whose Pods run elsewhere (`without_architecture_label`).
+pub const WITHOUT_ARCHITECTURE_SELECTOR: &str = "!kubernetes.io/arch";
+
+/// Whether the cluster has Nodes without a `kubernetes.io/arch` label (one list,
+/// `WITHOUT_ARCHITECTURE_SELECTOR`). Errors are the host's.
+pub fn without_architecture_label(cache: &mut ClusterCache) -> Result<bool, String> {
+    Ok(!cache.nodes(WITHOUT_ARCHITECTURE_SELECTOR)?.is_empty())
+}
+
+/// Every label selector the policy can send (`SELECTOR_ARCHITECTURES`, and
+/// `WITHOUT_ARCHITECTURE_SELECTOR`).
 pub fn selectors() -> Vec<String> {
-    let mut all = Vec::new();
+    let mut all = vec![WITHOUT_ARCHITECTURE_SELECTOR.to_string()];
     for os in platform::NODE_OPERATING_SYSTEMS {
         all.push(format!("{OS_LABEL}={os}"));
         for mask in 1..(1u32 << SELECTOR_ARCHITECTURES.len()) {
@@ -470,10 +482,11 @@ mod tests {
         );
         assert_eq!(selector("linux", "in", &set(&["riscv64", "386"])), None);
         let all = selectors();
-        assert_eq!(all.len(), 62);
+        assert_eq!(all.len(), 63);
         assert_eq!(
             all.iter().collect::<std::collections::BTreeSet<_>>().len(),
-            62
+            63
         );
+        assert_eq!(all[0], "!kubernetes.io/arch");
     }
 }

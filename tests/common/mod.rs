@@ -293,9 +293,11 @@ pub fn run_update(
 #[derive(Default)]
 pub struct FixtureCluster {
     pub nodes: Vec<Value>,
-    /// Every call fails with this host error (from call `fail_from` on, 0-based, when set).
+    /// Every call fails with this host error (from call `fail_from` on, 0-based, when set; only
+    /// the NodePool list with `fail_node_pools_only`).
     pub failure: Option<String>,
     pub fail_from: Option<usize>,
+    pub fail_node_pools_only: bool,
     pub calls: Vec<String>,
     /// The Nodes the answers held, in all.
     pub nodes_read: usize,
@@ -356,6 +358,9 @@ fn label_matches(node: &Value, requirement: &str) -> bool {
             .map(|v| v.trim().to_string())
             .collect()
     };
+    if let Some(key) = requirement.strip_prefix('!') {
+        return labels[key].is_null();
+    }
     if let Some((key, values)) = requirement.split_once(" notin ") {
         return labels[key.trim()]
             .as_str()
@@ -427,7 +432,7 @@ impl Cluster for FixtureCluster {
             "list_resources_all v1/Node {selector} masks {}",
             masks.join(",")
         ));
-        if let Some(failure) = &self.failure {
+        if let Some(failure) = self.failure.as_ref().filter(|_| !self.fail_node_pools_only) {
             if self.fail_from.is_none_or(|from| self.calls.len() > from) {
                 return Err(failure.clone());
             }
