@@ -112,6 +112,9 @@ record pin-full-settings "Preferred architecture, tolerations and schedulable ar
 pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$R'/win-both:1.0"},{"name":"b","image":"'$R'/win-2022:1.0"}]}'
 record pin-windows-build "pinWindowsBuild: a Windows Pod pinned to the OS build its images share (replayed Windows images)" \
   --session "$S" --settings-json '{"pinWindowsBuild":true}'
+pod_request "$(containers "$R/legacy/app:1.0")"
+record pin-image-platforms-os "imagePlatforms: an entry's architectures are builds of defaultOperatingSystem (no lookup): a Pod that states no OS in a cluster of Linux and Windows nodes is pinned to amd64 and linux" \
+  --settings-json '{"clusterOperatingSystems":["linux","windows"],"schedulableArchitectures":["amd64","arm64"],"imagePlatforms":[{"image":"'$R'/legacy/*","architectures":["amd64"]}]}'
 
 # ---- rejections and their messages ----
 pod_request "$(containers "$R/multi/windows-only:1.0" "$R/multi/oci-index:1.0")"
@@ -168,6 +171,9 @@ record workload-update-unchanged-images "A workload UPDATE that leaves images an
 
 # ---- the node-aware mode: replayed Nodes ----
 readnodes=(--allow-context-aware --settings-json '{"readNodes":true}')
+# The Nodes without a kubernetes.io/arch label, listed last for a Pod whose terms are pinned
+# (quoted: a YAML tag otherwise).
+UNLABELLED="'!kubernetes.io/arch'"
 N=registry.example.com
 { oci $N/multi:1.0 linux/amd64 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
@@ -179,18 +185,21 @@ record nodes-covered "readNodes: a multi-arch Pod left unpinned after one list t
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
-  no_karpenter; } >"$S"
+  no_karpenter
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/amd64-only:1.0)"
 record nodes-pinned "readNodes: an amd64-only Pod pinned after the two lists of its OS (and an empty Windows one)" --session "$S" "${readnodes[@]}"
 { oci $N/amd64-only:1.0 linux/amd64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"; } >"$S"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 record nodes-other-os "readNodes: an amd64-only Pod in a cluster with an untainted Windows amd64 Node: pinned to amd64 and linux" --session "$S" "${readnodes[@]}"
 { oci $N/linux-windows:1.0 linux/amd64 linux/arm64 windows/amd64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
   list_nodes "kubernetes.io/os=windows" "$( (win_nodes; node win-2 windows arm64) | node_list)"
-  no_karpenter; } >"$S"
+  no_karpenter
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/linux-windows:1.0)"
 record nodes-linux-and-windows-images "readNodes: an index of Linux (amd64, arm64) and Windows (amd64) builds, Windows amd64 and arm64 Nodes: one term per OS" --session "$S" "${readnodes[@]}"
 oci $N/linux-windows:1.0 linux/amd64 linux/arm64 windows/amd64 >"$S"
@@ -206,7 +215,8 @@ record nodes-absent-architecture "readNodes: images that run on no Node: rejecte
 { oci $N/arm64-only:1.0 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
-  no_karpenter; } >"$S"
+  no_karpenter
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/arm64-only:1.0)"
 record nodes-autoscaled-pool "readNodes: an autoscaled arm64 pool at zero Nodes: pinned" --session "$S" \
   --allow-context-aware --settings-json '{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
@@ -216,9 +226,24 @@ record nodes-autoscaled-pool "readNodes: an autoscaled arm64 pool at zero Nodes:
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY"
   list_pools "$( (node_pool default '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]'
     node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]},{"key":"karpenter.sh/capacity-type","operator":"In","values":["spot","on-demand"],"minValues":1}]'
-    node_pool gpu '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]}]' '[{"key":"nvidia.com/gpu","value":"true","effect":"NoSchedule"}]') | pool_list)"; } >"$S"
+    node_pool gpu '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]}]' '[{"key":"nvidia.com/gpu","value":"true","effect":"NoSchedule"}]') | pool_list)"
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/arm64-only:1.0)"
 record nodes-karpenter-pool "readNodes: a Karpenter NodePool of arm64 at zero Nodes (beside an amd64 one and a tainted one): pinned to arm64" --session "$S" "${readnodes[@]}"
+# A virtual-kubelet Node (AKS virtual nodes on ACI): no kubernetes.io/arch nor kubernetes.io/os
+# label, tainted, a kubelet status of amd64.
+virtual_node=$(node virtual-node-aci-linux linux amd64 | jq -c '.metadata.labels = {"type": "virtual-kubelet",
+  "kubernetes.io/role": "agent", "beta.kubernetes.io/os": "linux", "kubernetes.io/hostname": "virtual-node-aci-linux"}
+  | .spec.taints = [{"key": "virtual-kubelet.io/provider", "value": "azure", "effect": "NoSchedule"}]')
+{ oci $N/amd64-only:1.0 linux/amd64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
+  no_karpenter
+  list_nodes "$UNLABELLED" "$(echo "$virtual_node" | node_list)"; } >"$S"
+pod_request "$(containers $N/amd64-only:1.0 | jq -c '. + {nodeSelector: {type: "virtual-kubelet"},
+  tolerations: [{key: "virtual-kubelet.io/provider", operator: "Exists"}]}')"
+record nodes-virtual-node "readNodes: a Pod sent to a virtual-kubelet Node (no architecture label) by its nodeSelector: pinned to amd64, with a copy of its term for the Nodes without the label" --session "$S" "${readnodes[@]}"
 { get_node arm-2 "$(arm_nodes | tail -n 1 | masked)"
   oci $N/amd64-only:1.0 linux/amd64; } >"$S"
 pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$N'/amd64-only:1.0"}]}'
@@ -254,14 +279,16 @@ record nodes-can-only-wait "readNodes: a Pod whose nodeSelector asks for arm64 i
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$( (node s390x-1 linux s390x) | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"
-  no_karpenter; } >"$S"
+  no_karpenter
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/multi:1.0)"
 record nodes-pin-cut-to-cluster "readNodes: a multi-arch Pod in a cluster of amd64 and s390x Nodes: pinned to amd64 only" --session "$S" "${readnodes[@]}"
 { oci_windows $N/win-2022:1.0 10.0.20348.2527
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY"
   list_nodes "kubernetes.io/os=windows,kubernetes.io/arch in (amd64)" "$( (node win-2 windows amd64 '{"metadata":{"labels":{"node.kubernetes.io/windows-build":"10.0.17763"}}}'; win_nodes) | node_list)"
   list_nodes "kubernetes.io/os=linux" "$EMPTY"
-  no_karpenter; } >"$S"
+  no_karpenter
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request '{"os":{"name":"windows"},"containers":[{"name":"a","image":"'$N'/win-2022:1.0"}]}'
 record nodes-windows-builds "readNodes, pinWindowsBuild: Windows Nodes of two builds, read with the fixed selectors: pinned to the image's" --session "$S" \
   --allow-context-aware --settings-json '{"readNodes":true,"pinWindowsBuild":true}'
@@ -323,6 +350,9 @@ record wasm-runtime-class-mixed-index "A mixed index under a RuntimeClass of was
   --settings-json '{"wasmRuntimeClasses":["wasmtime-spin-v2"]}'
 pod_request "$(containers "$R/artifacts/helm-chart:1.0" "$R/multi/oci-index:1.0")"
 record lookup-helm-chart "A Helm chart named as a Pod image: a lookup failure naming its artifact type"
+pod_request '{"initContainers":[{"name":"util","image":"'$R'/multi/oci-index:1.0","command":["/bin/cp","-Rv","/bin/cpb","/util/cpb"]},{"name":"pull","image":"'$R'/single/olm-bundle:1.0","command":["/util/cpb","/bundle"]}],"containers":[{"name":"extract","image":"'$R'/multi/oci-index:1.0"}]}'
+record olm-bundle-constrains-nothing "OLM's bundle unpack Pod in an arm64 cluster: the bundle (config label operators.operatorframework.io.bundle.mediatype.v1, built on amd64) constrains nothing: accepted unchanged" \
+  --settings-json '{"schedulableArchitectures":["arm64"]}'
 pod_request "$(containers "$R/nested/index:1.0" "$R/multi/docker-list:1.0")"
 record pin-nested-index "An index whose entry is an index: looked up by digest, pinned to arm64 and s390x"
 pod_request "$(containers "$R/nested/too-deep:1.0" "$F/faults/index-cycle/app:1.0" "$R/single/arm64-oci:1.0")"

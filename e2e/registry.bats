@@ -41,7 +41,7 @@ manifest_head() {
   for ref in multi/oci-index multi/docker-list single/arm64-oci single/amd64-docker \
              multi/windows-linux multi/windows-only single/armv7 multi/no-os multi/empty-os \
              multi/attestations-only multi/empty-index multi/s390x-only multi/odd-values \
-             multi/windows-odd-build; do
+             multi/windows-odd-build single/olm-bundle; do
     run manifest_head "$ref" 1.0
     [ "$status" -eq 0 ] || { echo "missing $ref"; false; }
   done

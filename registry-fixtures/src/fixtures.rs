@@ -211,6 +211,17 @@ impl Platform<'_> {
 
 /// A single-platform image: config + one layer, manifest of `kind`.
 fn image(kind: Kind, name: &str, label: &str, p: &Platform) -> Manifest {
+    image_labelled(kind, name, label, p, &[])
+}
+
+/// `image` with these labels besides the fixture's own in its config.
+fn image_labelled(
+    kind: Kind,
+    name: &str,
+    label: &str,
+    p: &Platform,
+    labels: &[(&str, &str)],
+) -> Manifest {
     let file = format!("fixture {label} for {}/{}\n", p.os.unwrap_or("-"), p.arch);
     let tar = tar_one_file("fixture.txt", file.as_bytes());
     let diff_id = sha256_digest(&tar);
@@ -229,9 +240,13 @@ fn image(kind: Kind, name: &str, label: &str, p: &Platform) -> Manifest {
         config.insert("os.version".into(), json!(v));
     }
     config.insert("created".into(), json!("2024-01-01T00:00:00Z"));
+    let mut all_labels = json!({"io.kubewarden.test-fixture": label});
+    for (key, value) in labels {
+        all_labels[*key] = json!(value);
+    }
     config.insert(
         "config".into(),
-        json!({"Cmd": ["/fixture"], "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], "Labels": {"io.kubewarden.test-fixture": label}}),
+        json!({"Cmd": ["/fixture"], "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], "Labels": all_labels}),
     );
     config.insert(
         "rootfs".into(),
@@ -667,6 +682,37 @@ pub fn all() -> Vec<Fixture> {
         }],
     ));
 
+    {
+        // An Operator Lifecycle Manager bundle as `operator-sdk bundle` builds one: manifests,
+        // no binaries; the platform in its config is the build machine's.
+        let repo = "single/olm-bundle";
+        let m = image_labelled(
+            Kind::Oci,
+            "",
+            repo,
+            &linux("amd64", None),
+            &[
+                (
+                    "operators.operatorframework.io.bundle.mediatype.v1",
+                    "registry+v1",
+                ),
+                (
+                    "operators.operatorframework.io.bundle.manifests.v1",
+                    "manifests/",
+                ),
+                (
+                    "operators.operatorframework.io.bundle.package.v1",
+                    "fixture-operator",
+                ),
+            ],
+        );
+        out.push(fixture(
+            repo,
+            "single OCI image manifest of an OLM bundle (config label operators.operatorframework.io.bundle.mediatype.v1), config linux/amd64",
+            m,
+            vec![],
+        ));
+    }
     {
         let repo = "single/armv7";
         let m = image(Kind::Oci, "", repo, &linux("arm", Some("v7")));
@@ -1125,7 +1171,7 @@ mod tests {
             }
             assert!(seen.insert(x.top.digest.clone()), "duplicate {}", x.name());
         }
-        assert_eq!(a.len(), 23);
+        assert_eq!(a.len(), 24);
     }
 
     #[test]
