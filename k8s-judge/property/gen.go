@@ -196,6 +196,9 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.
 	}
 	if chance(t, "imagePlatforms", 4) {
 		s.ImagePlatforms = []settings.ImagePlatforms{{Image: reg.Addr + "/legacy/*", Architectures: subset(t, nodeArches, "legacy")}}
+		if chance(t, "imagePlatforms operatingSystems", 2) {
+			s.ImagePlatforms[0].OperatingSystems = rapid.SampledFrom([][]string{{"linux"}, {"windows"}, {"linux", "windows"}, {"windows", "linux"}}).Draw(t, "legacy OSes")
+		}
 	}
 	if chance(t, "preferred", 5) {
 		for i, arch := range subset(t, allowed, "preferred") {
@@ -315,6 +318,10 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 	case strings.HasPrefix(name, "legacy/"):
 		if platforms := c.Settings.ImagePlatforms; len(platforms) > 0 {
 			img.configured = platforms[0].Architectures
+			img.configuredOS = platforms[0].OperatingSystems
+			if len(img.configuredOS) == 0 {
+				img.configuredOS = []string{c.Settings.DefaultOS()}
+			}
 		} else {
 			img.missing = true
 		}

@@ -26,10 +26,13 @@ const (
 // look it up.
 type image struct {
 	ref string
-	// platforms: index entries or config; nil with anyOS for an imagePlatforms image.
+	// platforms: index entries or config; nil for an imagePlatforms image.
 	platforms []registry.Platform
-	// configured: the architectures imagePlatforms gives it (any OS, no build).
-	configured []string
+	// configured: the architectures imagePlatforms gives it (no build), on configuredOS (the
+	// entry's operatingSystems, else defaultOperatingSystem): the settings' contract, the
+	// registry has no such image.
+	configured   []string
+	configuredOS []string
 	// missing: the registry has no such image (the lookup fails).
 	missing bool
 	// wasm: what of it a WebAssembly shim runs (see webAssembly).
@@ -97,8 +100,8 @@ func WindowsBuild(osVersion string) string {
 	return strings.Join(parts[:3], ".")
 }
 
-// runs says whether node can run img: an entry of the node's OS (an OS-less imagePlatforms
-// image, or an entry whose os is the empty string: any, docs/design.md) and architecture, and,
+// runs says whether node can run img: an entry of the node's OS (an imagePlatforms image's
+// configured OSes, or an entry whose os is the empty string: any, docs/design.md) and architecture, and,
 // when builds count (pinWindowsBuild), of a Windows node's build (an entry with no os.version
 // names no build: any). The variant is not compared: nodes do not label it.
 func runs(img image, node *v1.Node, builds bool) bool {
@@ -107,7 +110,7 @@ func runs(img image, node *v1.Node, builds bool) bool {
 		return true
 	}
 	if img.configured != nil {
-		return slices.Contains(img.configured, arch)
+		return slices.Contains(img.configured, arch) && slices.Contains(img.configuredOS, os)
 	}
 	for _, p := range img.platforms {
 		if p.Attestation || p.OS != "" && p.OS != os || p.Architecture != arch {

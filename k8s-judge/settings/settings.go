@@ -39,11 +39,13 @@ type Settings struct {
 	WasmRuntimeClasses          []string                   `json:"wasmRuntimeClasses,omitempty"`
 }
 
-// ImagePlatforms configures the architectures of the images matching Image (`*` matches any
-// characters) instead of looking them up.
+// ImagePlatforms configures the platforms of the images matching Image (`*` matches any
+// characters) instead of looking them up: each of Architectures on each of OperatingSystems
+// (none: DefaultOperatingSystem).
 type ImagePlatforms struct {
-	Image         string   `json:"image"`
-	Architectures []string `json:"architectures"`
+	Image            string   `json:"image"`
+	Architectures    []string `json:"architectures"`
+	OperatingSystems []string `json:"operatingSystems,omitempty"`
 }
 
 // WeightedArchitecture is an architecture to prefer and the weight (1..100) of its term.
