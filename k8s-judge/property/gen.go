@@ -92,6 +92,11 @@ func drawNode(t *rapid.T, index int, untaintedWindows bool) v1.Node {
 	os, arch, winBuild := "linux", rapid.SampledFrom(nodeArches).Draw(t, "arch"), ""
 	if windows {
 		os, arch, winBuild = "windows", "amd64", rapid.SampledFrom(windowsBuilds).Draw(t, "build")
+		// Windows on Arm: one Windows Node in four (the control plane has windows-arm64-1). Of
+		// the catalog only multi/empty-os (an empty os) and WebAssembly images run there.
+		if chance(t, "windows arm64", 4) {
+			arch = "arm64"
+		}
 	}
 	name := fmt.Sprintf("%s-%s-%d", os, arch, index)
 	labels := map[string]string{
@@ -108,7 +113,7 @@ func drawNode(t *rapid.T, index int, untaintedWindows bool) v1.Node {
 		labels[buildLabel] = winBuild
 	}
 	var taints []v1.Taint
-	if arch == "arm64" && rapid.Bool().Draw(t, "gke arm64 taint") {
+	if arch == "arm64" && !windows && rapid.Bool().Draw(t, "gke arm64 taint") {
 		taints = append(taints, armTaint)
 	}
 	if windows && !untaintedWindows && !chance(t, "windows untainted", 5) {

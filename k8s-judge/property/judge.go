@@ -120,11 +120,28 @@ const (
 	// checkBPools: b. on the Nodes Karpenter's simulation of the returned Pod launches from the
 	// NodePools: each runs it.
 	checkBPools = "b, NodePool Nodes (Karpenter)"
+	// checkTolerations: an accepted case's returned Pod (template) keeps every toleration of the
+	// original, and each it adds is one architectureTolerations gives an architecture it truly
+	// runs on (kept.go: tolerationsKept).
+	checkTolerations = "tolerations"
+	// checkTolerationsKept: checkTolerations on a patched Pod that had tolerations of its own.
+	checkTolerationsKept = "tolerations, originals kept"
+	// checkTolerationsAdded: checkTolerations on a Pod the policy added tolerations to.
+	checkTolerationsAdded = "tolerations, added"
+	// checkPreferences: an accepted case's returned Pod (template) keeps every preferred term of
+	// the original, and each it adds prefers, with the settings' weight, an architecture the
+	// settings or the annotation name and it truly runs on (kept.go: preferencesKept).
+	checkPreferences = "preferences"
+	// checkPreferencesKept: checkPreferences on a patched Pod that had preferred terms.
+	checkPreferencesKept = "preferences, originals kept"
+	// checkPreferencesAdded: checkPreferences on a Pod the policy added preferred terms to.
+	checkPreferencesAdded = "preferences, added"
 )
 
 // checks are the checks in the order the counts print them.
 var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted,
-	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools}
+	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools,
+	checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
 const (
@@ -217,7 +234,12 @@ func (v *Verdict) skipped(why string) { v.Skipped = append(v.Skipped, why) }
 //	   affinity admits no node the original's did not;
 //	d. with onNoCommonArchitecture: reject, refused exactly when no node the settings say may
 //	   exist (universe, of each OS the Pod is decided for) is admitted by the original Pod and
-//	   runs all its images.
+//	   runs all its images;
+//
+// and, in every accepted case (kept.go), the returned Pod keeps the original's tolerations and
+// preferred terms, unchanged, and adds only tolerations architectureTolerations gives, and
+// preferred terms the settings or the annotation give, for architectures it truly runs on (the
+// catalog).
 func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	var v Verdict
 	fail := func(format string, args ...any) { v.Violations = append(v.Violations, fmt.Sprintf(format, args...)) }
@@ -268,8 +290,28 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("a. the API server refuses the returned %s: %s", c.Kind, problem)
 		}
 	}
+	// What the policy can know of the images: a failed lookup is decided by onLookupFailure.
+	known, missing := c.lookups()
 	if !v.Rejected {
 		v.Returned = returned
+		// The tolerations and preferred terms of every accepted case (kept.go).
+		result, err := template(c.Kind, returned)
+		if err != nil {
+			return v, err
+		}
+		v.judged(checkTolerations, checkPreferences)
+		if tolerationsKept(c, result, known, fail) {
+			v.judged(checkTolerationsAdded)
+		}
+		if v.Patched && len(c.Template.Spec.Tolerations) > 0 {
+			v.judged(checkTolerationsKept)
+		}
+		if preferencesKept(c, result, known, fail) {
+			v.judged(checkPreferencesAdded)
+		}
+		if v.Patched && len(preferredTerms(c.Template)) > 0 {
+			v.judged(checkPreferencesKept)
+		}
 	}
 	if v.Rejected {
 		v.judged(checkMessage)
@@ -279,8 +321,6 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	}
 	mode := c.templateMode()
 
-	// What the policy can know of the images: a failed lookup is decided by onLookupFailure.
-	known, missing := c.lookups()
 	switch lookup := c.Settings.OnLookupFailureOrDefault(); {
 	case missing && lookup == "reject":
 		v.judged(checkLookup)

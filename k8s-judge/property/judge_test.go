@@ -187,6 +187,9 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 				return
 			}
 			want := append([]string{checkD}, tc.judged...)
+			if !tc.refused {
+				want = append(want, checkTolerations, checkPreferences)
+			}
 			if tc.patch != nil {
 				want = append(want, checkA)
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
@@ -138,6 +139,9 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		counts[c.Kind]++
 		if c.readNodes() {
 			counts["readNodes"]++
+		}
+		if slices.ContainsFunc(c.Nodes, func(n v1.Node) bool { return n.Labels[osLabel] == "windows" && n.Labels[archLabel] == "arm64" }) {
+			counts["with a Windows arm64 Node"]++
 		}
 		if len(c.Settings.ClusterOperatingSystems) > 1 {
 			counts["clusterOperatingSystems of two OSes"]++

@@ -9,6 +9,7 @@ import (
 // and none it reaches: all refused (d. alone); b. and c. judged on the Nodes of the Pod's OS only
 // (as before b. was judged over every OS, and c. before issue 31's Pods of several OSes: a judge
 // that skips the Nodes of another OS); no case judged by Karpenter's simulation of the NodePools;
+// accepted cases whose tolerations and preferred terms are judged but never added nor kept;
 // every check and outcome in its shares.
 func TestTallyMinimums(t *testing.T) {
 	refused := Verdict{Rejected: true, Judged: []string{checkMessage, checkD}, Skipped: []string{skipRejected}}
@@ -34,9 +35,16 @@ func TestTallyMinimums(t *testing.T) {
 			{Judged: []string{checkD, checkB, checkC}}},
 			missed:  []string{"NodePools: d. judged by Karpenter's simulation (a NodePool serves the Pod) in 0", "NodePools: b. judged on the Nodes Karpenter's simulation launches in 0"},
 			reached: []string{"b. judged in", "c. judged in", "d. judged in", outcomeRejected, outcomePatched, outcomeUnchanged}},
+		{name: "no toleration nor preferred term added or kept", verdicts: []Verdict{refused,
+			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools, checkTolerations, checkPreferences}},
+			{Judged: []string{checkD, checkB, checkC, checkTolerations, checkPreferences}}},
+			missed: []string{"tolerations judged on a patched Pod with its own in 0", "tolerations judged where the policy added some in 0",
+				"preferred terms judged on a patched Pod with its own in 0", "preferred terms judged where the policy added some in 0"},
+			reached: []string{"tolerations judged in", "preferred terms judged in", "b. judged in", "c. judged in", "d. judged in"}},
 		{name: "every check", verdicts: []Verdict{refused,
-			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools}},
-			{Judged: []string{checkD, checkB, checkC}}},
+			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools,
+				checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}},
+			{Judged: []string{checkD, checkB, checkC, checkTolerations, checkPreferences}}},
 			reached: []string{"judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
