@@ -272,7 +272,9 @@ lookup_fails() {
       module="$BATS_TEST_TMPDIR/manifest.yaml"
       sed "s|MODULE|file://$PWD/$POLICY|" "$case/manifest.yaml" >"$module"
     fi
-    mapfile -t flags < <(jq -r '.flags[]' "$case/case.json")
+    # Settings may name a registry too (an imagePlatforms pattern).
+    mapfile -t flags < <(jq -r '.flags[]' "$case/case.json" | sed -e "s/127\.0\.0\.1:55001/$REGISTRY/g" \
+      -e "s/127\.0\.0\.1:55002/$FAULTS/g" -e "s/127\.0\.0\.1:55003/$DEAD/g")
     rm -f "$CALLS"
     run "$HOST_BIN" run --request-path "$REQUEST" --sources-path "$SOURCES_ALL" \
       --record-host-capabilities-interactions "$CALLS" "${flags[@]}" "$module"

@@ -115,6 +115,12 @@ list_pools() {
     "$POOL_MASKS_YAML" "$1"
 }
 
+# no_unlabelled: the list of the Nodes without a kubernetes.io/arch label (virtual-kubelet's),
+# empty: what a Pod whose terms the policy pins reads last (quoted: a YAML tag otherwise).
+no_unlabelled() {
+  list_nodes "'!kubernetes.io/arch'" "$EMPTY"
+}
+
 # no_karpenter: the NodePool list in a cluster without Karpenter's CRDs, as policy-server answers
 # it (its discovery of karpenter.sh/v1 finds nothing).
 no_karpenter() {

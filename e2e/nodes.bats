@@ -47,6 +47,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)" >>"$SESSION"
   no_karpenter >>"$SESSION"
   pod_request "$(containers $R/multi:1.0)"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(allowed)" = true ]
   [ "$(warnings)" = null ]
@@ -67,6 +68,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
   pod_request "$(containers $R/amd64-only:1.0)"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(allowed)" = true ]
   [ "$(warnings)" = null ]
@@ -77,6 +79,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
   no_karpenter >>"$SESSION"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_patch amd64)" ]
@@ -91,6 +94,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$( (amd_nodes; arm_nodes) | node_list)" >>"$SESSION"
   pod_request "$(containers $R/multi:1.0)"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(allowed)" = true ]
   [ "$(warnings)" = null ]
@@ -104,6 +108,7 @@ evaluate() {
   pod_request '{"containers":[{"name":"c","image":"'$R'/multi:1.0"}],"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
     {"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]},
     {"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["eu-west-1a"]}]}]}}}}'
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(jq -nc '[
@@ -135,6 +140,7 @@ evaluate() {
   no_karpenter >>"$SESSION"
   pod_request "$(containers $R/arm64-only:1.0)"
   SETTINGS='{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]}]}'
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_patch arm64)" ]
@@ -142,6 +148,7 @@ evaluate() {
   oci $R/arm64-only:1.0 linux/arm64 >"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
   SETTINGS='{"readNodes":true,"autoscaledArchitectures":[{"os":"linux","architectures":["arm64"]},{"os":"windows","architectures":["amd64"]}]}'
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_os_patch linux arm64)" ]
@@ -159,6 +166,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY" >>"$SESSION"
   list_pools "$( (default_pool; graviton_pool; gpu_pool) | pool_list)" >>"$SESSION"
   pod_request "$(containers $R/arm64-only:1.0)"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(allowed)" = true ]
   [ "$(warnings)" = null ]
@@ -181,6 +189,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY" >>"$SESSION"
   list_pools "$( (default_pool; gpu_pool) | pool_list)" >>"$SESSION"
   pod_request '{"containers":[{"name":"c","image":"'$R'/arm64-only:1.0"}],"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]}'
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_os_patch linux arm64)" ]
@@ -192,6 +201,7 @@ evaluate() {
   list_nodes "kubernetes.io/os=linux" "$(amd_nodes | node_list)" >>"$SESSION"
   no_karpenter >>"$SESSION"
   pod_request '{"os":{"name":"windows"},"containers":[{"name":"c","image":"'$R'/windows:1.0"}]}'
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   # spec.os is no scheduling constraint: the OS alone (no architecture to pin, no annotation).
@@ -355,6 +365,7 @@ big_cluster() {
   no_karpenter >>"$SESSION"
   echo "# 5,000-node session, multi-arch Pod (500 Nodes read): $(stat -c %s "$SESSION") bytes" >&3
   pod_request "$(containers $R/multi:1.0)"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_os_patch linux)" ]
@@ -366,6 +377,7 @@ big_cluster() {
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(linux amd64 | node_list)" >>"$SESSION"
   echo "# 5,000-node session, amd64-only Pod (5,000 Nodes read): $(stat -c %s "$SESSION") bytes" >&3
   pod_request "$(containers $R/amd64-only:1.0)"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(pin_os_patch linux amd64)" ]
@@ -464,10 +476,11 @@ bench() {
   grep -q '^    readNodes: true$' "$BATS_TEST_TMPDIR/policy.yaml"
   sed -i "s|^  module: registry://.*|  module: file://$PWD/$POLICY|" "$BATS_TEST_TMPDIR/policy.yaml"
   # The autoscaled arm64 pool: an arm64 Pod in a cluster of amd64 Linux Nodes is pinned after one
-  # list of them and an empty Windows one.
+  # list of them, an empty Windows one and an empty one of Nodes without an architecture label.
   oci $R/arm64-only:1.0 linux/arm64 >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$EMPTY" >>"$SESSION"
+  no_unlabelled >>"$SESSION"
   pod_request "$(containers $R/arm64-only:1.0)"
   run --separate-stderr "$HOST_BIN" run --request-path "$REQUEST" --allow-context-aware \
     --replay-host-capabilities-interactions "$SESSION" "$BATS_TEST_TMPDIR/policy.yaml"
@@ -523,6 +536,7 @@ bench() {
   list_nodes "$AMD64" "$( (win_2019; win_nodes) | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux" "$EMPTY" >>"$SESSION"
   no_karpenter >>"$SESSION"
+  no_unlabelled >>"$SESSION"
   evaluate
   [ "$(warnings)" = null ]
   [ "$(patch)" = "$(jq -nc '[

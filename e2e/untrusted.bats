@@ -121,6 +121,7 @@ valid_label_values() {
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=windows" "$(win_nodes | node_list)" >>"$SESSION"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)" >>"$SESSION"
+  no_unlabelled >>"$SESSION"
   pod_request '{"containers":[{"name":"c","image":"'$R'/odd:1.0"}],"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
     {"matchExpressions":[{"key":"kubernetes.io/arch","operator":"NotIn","values":["riscv64","x y","loong64"]}]}]}}}}'
   replay '{"readNodes":true}'

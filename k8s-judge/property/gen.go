@@ -55,9 +55,19 @@ type Case struct {
 	poolArches map[string][]string
 	// Update: a Pod case that, once admitted, is updated (update.go); nil: none.
 	Update *updatePlan
+	// Virtual: a virtual-kubelet Node of the cluster besides Nodes (virtualNode); nil: none.
+	Virtual *v1.Node
 }
 
 func (c *Case) readNodes() bool { return c.Settings.ReadNodes }
+
+// clusterNodes are the cluster's Nodes: Nodes, and the virtual-kubelet one.
+func (c *Case) clusterNodes() []v1.Node {
+	if c.Virtual == nil {
+		return c.Nodes
+	}
+	return append(slices.Clone(c.Nodes), *c.Virtual)
+}
 
 func (c *Case) schedulable() []string { return c.Settings.SchedulableArchitectures }
 
@@ -131,6 +141,18 @@ func drawNode(t *rapid.T, index int, untaintedWindows bool) v1.Node {
 		Capacity:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110")},
 	}
 	node.Status.Allocatable = node.Status.Capacity
+	// Cordoned (spec.unschedulable, with the taint the node lifecycle controller adds) or NotReady
+	// (its not-ready taint), one time in twelve each: the policy counts them like the others
+	// (docs/node-aware.md: cordons come and go); the taint filter keeps Pods off them unless
+	// they tolerate it (the blanket Exists toleration).
+	if chance(t, "cordoned", 12) {
+		node.Spec.Unschedulable = true
+		node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule})
+	}
+	if chance(t, "not ready", 12) {
+		node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionFalse, Reason: "KubeletNotReady"}}
+		node.Spec.Taints = append(node.Spec.Taints, v1.Taint{Key: v1.TaintNodeNotReady, Effect: v1.TaintEffectNoSchedule})
+	}
 	return node
 }
 
@@ -253,7 +275,8 @@ func drawClusterOperatingSystems(t *rapid.T, nodes []v1.Node, defaultOS string) 
 
 // imagePool is what a container's image is drawn from: every generated image, the e2e fixtures
 // the host reads (an OCI index with attestations, a Docker list, single images, Windows,
-// values no node reports), an image the registry does not have, and imagePlatforms images.
+// values no node reports), an image the registry does not have, imagePlatforms images, and an
+// OLM bundle (data only, built on amd64).
 func imagePool(reg *registry.Registry) []string {
 	var pool []string
 	for name := range reg.Catalog {
@@ -265,7 +288,7 @@ func imagePool(reg *registry.Registry) []string {
 	return append(pool, "multi/oci-index:1.0", "multi/docker-list:1.0", "single/arm64-oci:1.0",
 		"single/amd64-docker:1.0", "single/armv7:1.0", "multi/windows-linux:1.0", "multi/windows-only:1.0",
 		"multi/s390x-only:1.0", "multi/odd-values:1.0", "multi/windows-odd-build:1.0",
-		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0")
+		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0", "single/olm-bundle:1.0")
 }
 
 // bothOSesPool is what every image of a Pod is drawn from one time in four on a cluster with an
@@ -519,7 +542,29 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 	}
 	// Drawn last too: a seed draws the same cluster, object and pools as before updates.
 	drawUpdatePlan(t, c)
+	// And last again, for the same reason.
+	if chance(t, "a virtual-kubelet Node", 4) {
+		virtual := virtualNode()
+		c.Virtual = &virtual
+	}
 	return c
+}
+
+// virtualNode is a virtual-kubelet Node as its providers register it (AKS virtual nodes on Azure
+// Container Instances): no kubernetes.io/arch nor kubernetes.io/os label (the beta OS label
+// only), the provider's taint, and a kubelet status of amd64 whatever runs its Pods. Its Pods run
+// elsewhere: which platforms is the provider's business (docs/node-aware.md).
+func virtualNode() v1.Node {
+	name := "virtual-node-aci-linux"
+	return v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"type": "virtual-kubelet", "kubernetes.io/role": "agent", betaOSLabel: "linux", hostLabel: name}},
+		Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: "virtual-kubelet.io/provider", Value: "azure", Effect: v1.TaintEffectNoSchedule}}},
+		Status: v1.NodeStatus{
+			NodeInfo:   v1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+		},
+	}
 }
 
 // Object draws a Pod or workload called name (its Pods labelled app=<name>) for the cluster of

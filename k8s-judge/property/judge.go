@@ -120,6 +120,9 @@ const (
 	// checkBPools: b. on the Nodes Karpenter's simulation of the returned Pod launches from the
 	// NodePools: each runs it.
 	checkBPools = "b, NodePool Nodes (Karpenter)"
+	// checkCVirtual: c. on the virtual-kubelet Node (no kubernetes.io/arch label) with readNodes,
+	// where it admitted the original Pod: a pin never loses it (docs/node-aware.md, issue 43).
+	checkCVirtual = "c, a virtual-kubelet Node admitted it (readNodes)"
 	// checkTolerations: an accepted case's returned Pod (template) keeps every toleration of the
 	// original, and each it adds is one architectureTolerations gives an architecture it truly
 	// runs on (kept.go: tolerationsKept).
@@ -140,7 +143,7 @@ const (
 
 // checks are the checks in the order the counts print them.
 var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted,
-	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools,
+	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
 	checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
@@ -166,6 +169,11 @@ const (
 	// cluster has no Node of the Pod's OS: the settings state no other OS, the policy pins none,
 	// and no Node is judged (c.'s first half is).
 	skipNoNodeHere = "b: no clusterOperatingSystems (the Pods' own OS only), and the cluster has no Node of the Pod's OS"
+	// The returned Pod admits the virtual-kubelet Node: b. is not judged on it (its Pods run
+	// elsewhere, on platforms that are its provider's business: docs/node-aware.md); with
+	// static settings, which state no such Node, neither is c. (the pin may lose it).
+	skipVirtualB      = "b: the returned Pod admits a virtual-kubelet Node (no architecture label; what runs there is its provider's business)"
+	skipVirtualStatic = "c: a virtual-kubelet Node admitted the Pod under static settings (they state no such Node)"
 )
 
 // What the judge sees when readNodes finds no Node nor pool of the Pod's OS (d. not judged):
@@ -582,6 +590,24 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			}
 		}
 	}
+	// The virtual-kubelet Node: with readNodes the policy keeps it reachable wherever the
+	// original Pod admitted it (a copy of each term pinned, for the Nodes without the label).
+	if c.Virtual != nil {
+		before, _ := oracle.Admits(c.Template, c.Virtual)
+		after, _ := oracle.Admits(result, c.Virtual)
+		switch {
+		case !before:
+		case !c.readNodes():
+			v.skipped(skipVirtualStatic)
+		case !after:
+			fail("c. the virtual-kubelet Node %s (no kubernetes.io/arch label) admitted the Pod, but not the returned Pod: a pin must not lose it with readNodes", c.Virtual.Name)
+		default:
+			v.judged(checkCVirtual)
+		}
+		if after {
+			v.skipped(skipVirtualB)
+		}
+	}
 	if !judgedNode {
 		v.skipped(skipNoNodeHere)
 		return v, nil
@@ -646,7 +672,7 @@ func runsAsOS(images []image, n *v1.Node, os string, builds bool) bool {
 // kept; a pin only narrows them). A failure is reported through fail.
 func rulesKept(c *Case, result *v1.Pod, fail func(string, ...any)) bool {
 	originalMatches, returnedMatches := oracle.Matcher(c.Template), oracle.Matcher(result)
-	for _, node := range append(probes(c, "linux"), append(probes(c, "windows"), c.Nodes...)...) {
+	for _, node := range append(probes(c, "linux"), append(probes(c, "windows"), c.clusterNodes()...)...) {
 		if after, _ := returnedMatches(&node); after {
 			if before, _ := originalMatches(&node); !before {
 				fail("c. the returned Pod's node affinity admits %s (%v), which the original's did not", node.Name, node.Labels)

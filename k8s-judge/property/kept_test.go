@@ -63,14 +63,7 @@ func TestTolerationsKept(t *testing.T) {
 	// The same toleration written without its operator (Equal, the API's default).
 	noOperator := armToleration
 	noOperator.Operator = ""
-	for _, tc := range []struct {
-		name               string
-		settings           settings.Settings
-		img                image
-		original, returned *v1.Pod
-		added              bool
-		violation          string // a part of each violation wanted; "" for none
-	}{
+	runKept(t, tolerationsKept, []keptCase{
 		{name: "unchanged", settings: armTolerations, img: linuxArm64,
 			original: keptPod(linuxArm64, []v1.Toleration{dedicated}, nil, ""), returned: keptPod(linuxArm64, []v1.Toleration{dedicated}, nil, "")},
 		{name: "arm64's toleration, the images run on arm64", settings: armTolerations, img: linuxArm64,
@@ -98,19 +91,7 @@ func TestTolerationsKept(t *testing.T) {
 		{name: "the original's toleration dropped", settings: armTolerations, img: linuxArm64,
 			original: keptPod(linuxArm64, []v1.Toleration{dedicated, armToleration}, nil, ""), returned: keptPod(linuxArm64, []v1.Toleration{armToleration}, nil, ""),
 			violation: "lost (or changed) the original's toleration {key \"dedicated\""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := &Case{Settings: tc.settings, Template: tc.original, images: map[string]image{tc.img.ref: tc.img}}
-			var violations []string
-			added := tolerationsKept(c, tc.returned, []image{tc.img}, func(format string, args ...any) {
-				violations = append(violations, fmt.Sprintf(format, args...))
-			})
-			checkViolations(t, violations, tc.violation)
-			if added != tc.added {
-				t.Errorf("added %v, want %v", added, tc.added)
-			}
-		})
-	}
+	})
 }
 
 // TestPreferencesKept: the original's preferred terms are kept, unchanged; added terms are
@@ -122,14 +103,7 @@ func TestPreferencesKept(t *testing.T) {
 	own := v1.PreferredSchedulingTerm{Weight: 7, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{requirement("tier", v1.NodeSelectorOpIn, "1")}}}
 	changed := own
 	changed.Weight = 8
-	for _, tc := range []struct {
-		name               string
-		settings           settings.Settings
-		img                image
-		original, returned *v1.Pod
-		added              bool
-		violation          string
-	}{
+	runKept(t, preferencesKept, []keptCase{
 		{name: "unchanged", settings: preferred, img: linuxBoth,
 			original: keptPod(linuxBoth, nil, []v1.PreferredSchedulingTerm{own}, ""), returned: keptPod(linuxBoth, nil, []v1.PreferredSchedulingTerm{own}, "")},
 		{name: "the settings' preferences", settings: preferred, img: linuxBoth,
@@ -163,11 +137,27 @@ func TestPreferencesKept(t *testing.T) {
 		{name: "the original's term changed", settings: preferred, img: linuxBoth,
 			original: keptPod(linuxBoth, nil, []v1.PreferredSchedulingTerm{own}, ""), returned: keptPod(linuxBoth, nil, []v1.PreferredSchedulingTerm{changed}, ""),
 			added: true, violation: "preferences: "},
-	} {
+	})
+}
+
+// checkViolations: none when want is "", else at least one, each containing want.
+// keptCase is one case of a kept.go check: the returned Pod judged against the original.
+type keptCase struct {
+	name               string
+	settings           settings.Settings
+	img                image
+	original, returned *v1.Pod
+	added              bool
+	violation          string // a part of each violation wanted; "" for none
+}
+
+// runKept runs check on each case: its violations, and whether it says the policy added some.
+func runKept(t *testing.T, check func(*Case, *v1.Pod, []image, func(string, ...any)) bool, cases []keptCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Case{Settings: tc.settings, Template: tc.original, images: map[string]image{tc.img.ref: tc.img}}
 			var violations []string
-			added := preferencesKept(c, tc.returned, []image{tc.img}, func(format string, args ...any) {
+			added := check(c, tc.returned, []image{tc.img}, func(format string, args ...any) {
 				violations = append(violations, fmt.Sprintf(format, args...))
 			})
 			checkViolations(t, violations, tc.violation)
@@ -178,7 +168,6 @@ func TestPreferencesKept(t *testing.T) {
 	}
 }
 
-// checkViolations: none when want is "", else at least one, each containing want.
 func checkViolations(t *testing.T, violations []string, want string) {
 	t.Helper()
 	switch {

@@ -42,9 +42,14 @@ type image struct {
 	// mounts it on every node.
 	platformless bool
 	// anywhere: a WebAssembly image, run by a node's shim on every architecture and OS (see
-	// webAssembly).
+	// webAssembly), or an OLM bundle (olmBundleLabel): manifests and no binaries, which OLM's
+	// unpack Pod runs with a binary it copies in from its own image, of the node's platform.
 	anywhere bool
 }
+
+// olmBundleLabel marks an Operator Lifecycle Manager bundle's image config, as operator-sdk and
+// opm build one (registry-fixtures' single/olm-bundle).
+const olmBundleLabel = "operators.operatorframework.io.bundle.mediatype.v1"
 
 // singleManifests are the media types of an image manifest (not an index).
 var singleManifests = []string{"application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"}
@@ -54,6 +59,7 @@ func catalogImage(reg *registry.Registry, name string) image {
 	entry := reg.Catalog[name]
 	img := image{ref: reg.Ref(name), platforms: entry.Platforms, wasm: webAssembly(name, entry.Platforms)}
 	img.platformless = img.wasm == "" && len(entry.Platforms) == 0 && slices.Contains(singleManifests, entry.MediaType)
+	_, img.anywhere = entry.Labels[olmBundleLabel]
 	return img
 }
 
@@ -452,7 +458,7 @@ func ImageVolumes(pod *v1.Pod) []string {
 // sidecar needs.
 func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
 	img := catalogImage(reg, strings.TrimPrefix(ref, reg.Addr+"/"))
-	img.anywhere = img.wasm == "only"
+	img.anywhere = img.anywhere || img.wasm == "only"
 	return runs(img, node, false)
 }
 

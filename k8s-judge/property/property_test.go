@@ -103,7 +103,7 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		c := drawCase(rt, reg)
 		if c.readNodes() {
 			start := time.Now()
-			if err := cluster.ReplaceNodes(context.Background(), c.Nodes); err != nil {
+			if err := cluster.ReplaceNodes(context.Background(), c.clusterNodes()); err != nil {
 				rt.Fatal(err)
 			}
 			if err := karpenter.ReplacePools(context.Background(), pools, c.NodePools); err != nil {
@@ -246,7 +246,7 @@ func countsText(counts map[string]int) string {
 // describe prints a case compactly: the nodes, the settings and the object.
 func describe(c *Case) string {
 	var b strings.Builder
-	for _, node := range c.Nodes {
+	for _, node := range c.clusterNodes() {
 		taints, _ := json.Marshal(node.Spec.Taints)
 		fmt.Fprintf(&b, "node %s labels=%v taints=%s\n", node.Name, node.Labels, taints)
 	}

@@ -30,6 +30,8 @@ type Image struct {
 	Image     string     `json:"image"`
 	MediaType string     `json:"mediaType"`
 	Platforms []Platform `json:"platforms"`
+	// Labels are a single image's config labels, when it has any besides the fixture's own.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Registry is a running registry seeded with the fixtures.

@@ -948,7 +948,21 @@ pub fn catalog(fixtures: &[Fixture]) -> Value {
     Value::Array(
         fixtures
             .iter()
-            .map(|f| json!({"image": f.name(), "mediaType": f.top.media_type, "platforms": platforms(f)}))
+            .map(|f| {
+                let mut entry = json!({"image": f.name(), "mediaType": f.top.media_type, "platforms": platforms(f)});
+                // A single image's config labels besides the fixture's own (an OLM bundle's).
+                let labels = f.top.config.as_ref().and_then(|config| config["config"]["Labels"].as_object());
+                let own: serde_json::Map<String, Value> = labels
+                    .into_iter()
+                    .flatten()
+                    .filter(|(key, _)| key.as_str() != "io.kubewarden.test-fixture")
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect();
+                if !own.is_empty() {
+                    entry["labels"] = Value::Object(own);
+                }
+                entry
+            })
             .collect(),
     )
 }
