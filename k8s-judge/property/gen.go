@@ -457,6 +457,8 @@ var tolerationPool = []v1.Toleration{
 	{Key: "os", Operator: v1.TolerationOpEqual, Value: "windows", Effect: v1.TaintEffectNoSchedule},
 	{Key: "dedicated", Operator: v1.TolerationOpExists},
 	{Operator: v1.TolerationOpExists},
+	// virtual-kubelet's taint, as Pods sent to AKS virtual nodes tolerate it.
+	{Key: "virtual-kubelet.io/provider", Operator: v1.TolerationOpExists},
 }
 
 func drawPodSpec(t *rapid.T, c *Case, reg *registry.Registry) v1.PodTemplateSpec {
@@ -542,8 +544,8 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 	}
 	// Drawn last too: a seed draws the same cluster, object and pools as before updates.
 	drawUpdatePlan(t, c)
-	// And last again, for the same reason.
-	if chance(t, "a virtual-kubelet Node", 4) {
+	// And last again, for the same reason: one case in two.
+	if chance(t, "a virtual-kubelet Node", 2) {
 		virtual := virtualNode()
 		c.Virtual = &virtual
 	}

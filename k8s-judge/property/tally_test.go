@@ -22,7 +22,8 @@ func TestTallyMinimums(t *testing.T) {
 	}{
 		{name: "all refused", verdicts: []Verdict{refused},
 			missed: []string{"b. judged in 0 (0.0%)", "b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0",
-				"c. judged in 0", "c. judged on Nodes of another OS that ran the Pod in 0", outcomePatched + " in 0", outcomeUnchanged + " in 0"},
+				"c. judged in 0", "c. judged on Nodes of another OS that ran the Pod in 0", "c. judged on a virtual-kubelet Node (readNodes) in 0",
+				outcomePatched + " in 0", outcomeUnchanged + " in 0"},
 			reached: []string{"d. judged", outcomeRejected}},
 		{name: "b. on the Pod's OS only", verdicts: []Verdict{refused,
 			{Patched: true, Judged: []string{checkD, checkB, checkBAdmitted, checkC, checkCNodes}},
@@ -42,7 +43,7 @@ func TestTallyMinimums(t *testing.T) {
 				"preferred terms judged on a patched Pod with its own in 0", "preferred terms judged where the policy added some in 0"},
 			reached: []string{"tolerations judged in", "preferred terms judged in", "b. judged in", "c. judged in", "d. judged in"}},
 		{name: "every check", verdicts: []Verdict{refused,
-			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS, checkDPools, checkBPools,
+			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
 				checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}},
 			{Judged: []string{checkD, checkB, checkC, checkTolerations, checkPreferences}}},
 			reached: []string{"judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
