@@ -1,10 +1,10 @@
 //! The decision on one Pod or Pod template, the same for both, in the steps of docs/design.md:
 //! this file is the pipeline (`steps`) and its outcomes; each step's decisions have a module of
-//! their own (`images`, `os`, `settle`, `cluster`, `bound`, `windows`, `outcome`), and
-//! `workload` finds a workload's Pod template. It reads through `read` (the Pod, its images'
-//! platforms, the cluster through one `ClusterCache`), words its refusals with `message`, and
-//! has `edit` write the pins it settled on. Plain Rust over plain data: `policy` routes
-//! requests here.
+//! their own (`images`, `os`, `settle`, `cluster`, `unlabelled`, `bound`, `windows`,
+//! `outcome`), and `workload` finds a workload's Pod template. It reads through `read` (the Pod,
+//! its images' platforms, the cluster through one `ClusterCache`), words its refusals with
+//! `message`, and has `edit` write the pins it settled on. Plain Rust over plain data: `policy`
+//! routes requests here.
 
 mod after;
 mod bound;
