@@ -309,6 +309,9 @@ func bothOSesPool(reg *registry.Registry) []string {
 	return pool
 }
 
+// legacyImages are the images imagePlatforms configures (the registry has none of them).
+var legacyImages = []string{"legacy/app:1.0", "legacy/tool:2.0"}
+
 // webAssemblyImages are the WebAssembly images (an index with native builds twice): drawn one
 // time in eight, so that Pods of them alone, and mixed indexes under RuntimeClasses, come up.
 var webAssemblyImages = []string{"wasm/single:1.0", "wasm/index:1.0", "wasm/native-wasm:1.0", "wasm/native-wasm:1.0", spinArtifact}
@@ -338,6 +341,10 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 		from = hostile
 	case chance(t, "WebAssembly image", 8):
 		from = webAssemblyImages
+	case len(c.Settings.ImagePlatforms) > 0 && chance(t, "imagePlatforms image", 4):
+		// Configured images one time in four where the settings configure some (their OS
+		// counts where the cluster has an untainted Windows Node).
+		from = legacyImages
 	}
 	name := rapid.SampledFrom(from).Draw(t, "image")
 	ref := reg.Ref(name)
