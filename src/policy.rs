@@ -58,6 +58,7 @@ pub fn evaluate(
                 name: "Pod",
                 daemon_set: false,
                 after_admission: false,
+                adds_terms: true,
             };
             decide::decide_pod(&mut pod, subject, settings, registry, cluster)
         }

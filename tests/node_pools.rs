@@ -43,7 +43,7 @@ fn an_arm64_pod_in_an_amd64_cluster_with_an_arm64_node_pool_at_zero_is_pinned() 
             list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)"),
             NODE_POOLS_CALL.to_string(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     // Without Karpenter (its CRDs not installed: the list fails as policy-server's discovery
@@ -234,7 +234,7 @@ fn host_calls_in_a_5000_node_cluster_with_20_node_pools() {
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
             list("kubernetes.io/os=windows"),
             NODE_POOLS_CALL.to_string(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     assert_eq!(read, 0);

@@ -49,7 +49,7 @@ fn images_covering_every_node_architecture_pin_only_the_os_after_one_empty_list(
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)"),
             list("kubernetes.io/os=windows"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     assert_eq!(r.calls, ["v1/oci_manifest docker.io/library/multi:1"]);
@@ -85,7 +85,7 @@ fn images_missing_a_node_architecture_are_pinned_to_theirs() {
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)"),
             list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
 }
@@ -132,7 +132,7 @@ fn an_autoscaled_pool_with_zero_nodes_counts_as_present() {
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
             list("kubernetes.io/os=windows"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     // Without it, the Pod could run nowhere.
@@ -177,7 +177,8 @@ fn odd_nodes_count_by_what_can_be_told() {
     r.assert_patch(json!([add_annotation("amd64"), {"op": "add", "path": "/spec/affinity",
         "value": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]},
-            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "DoesNotExist"}]}]}}}}]));
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "DoesNotExist"},
+                {"key": "beta.kubernetes.io/arch", "operator": "DoesNotExist"}]}]}}}}]));
     // A Node labelled with an architecture no node reports: the Pod is kept off it all the same.
     let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64"), odd]);
     let r = node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({}));
@@ -208,7 +209,7 @@ fn the_pods_own_constraints_choose_what_is_read() {
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=windows"),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     // It asks for arm64, its images run only on amd64: refused; which refusal depends on whether
@@ -253,7 +254,7 @@ fn the_pods_own_constraints_choose_what_is_read() {
             list("kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)"),
             list("kubernetes.io/os=linux"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     // With the usual nodeSelector kubernetes.io/os: windows, the Linux Nodes are not read.
@@ -751,7 +752,8 @@ fn without_an_architecture_label_a_virtual_node_is_never_lost_by_a_pin() {
         {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/2",
          "value": {"matchExpressions": [
              {"key": "kubernetes.io/role", "operator": "In", "values": ["agent"]},
-             {"key": "kubernetes.io/arch", "operator": "DoesNotExist"}]}}
+             {"key": "kubernetes.io/arch", "operator": "DoesNotExist"},
+             {"key": "beta.kubernetes.io/arch", "operator": "DoesNotExist"}]}}
     ]));
     assert_eq!(
         cluster.calls,
@@ -760,7 +762,7 @@ fn without_an_architecture_label_a_virtual_node_is_never_lost_by_a_pin() {
             list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64)"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     // Without such a Node: no copy, one list more (after the NodePools').
@@ -786,7 +788,7 @@ fn without_an_architecture_label_a_virtual_node_is_never_lost_by_a_pin() {
         !cluster
             .calls
             .iter()
-            .any(|c| c.contains("!kubernetes.io/arch")),
+            .any(|c| c.contains("!kubernetes.io/arch,!beta.kubernetes.io/arch")),
         "{:?}",
         cluster.calls
     );
@@ -838,4 +840,102 @@ fn a_list_of_nodes_without_an_architecture_label_that_fails_follows_on_lookup_fa
         "image-arch-affinity: cannot read the cluster's Nodes without a kubernetes.io/arch label: connection refused \
          (setting onLookupFailure: reject)"
     );
+}
+
+#[test]
+fn a_pod_pinned_with_a_copy_for_nodes_without_an_architecture_label_is_left_as_it_is() {
+    // The policy runs on its own output: the Pods of a template it pinned (workloadTemplates:
+    // mutate), a webhook's reinvocation. The copy admits no labelled Node: nothing more to pin,
+    // and no copy of the copy.
+    let nodes = || {
+        vec![
+            node("amd-1", "linux", "amd64"),
+            node("arm-1", "linux", "arm64"),
+            node("win-1", "windows", "amd64"),
+            virtual_node("virtual-node-aci-linux"),
+        ]
+    };
+    for spec in [
+        json!({}),
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/role", "operator": "In", "values": ["agent"]}]},
+            {"matchExpressions": []}]}}}}),
+    ] {
+        let mut cluster = FixtureCluster::of(nodes());
+        let original = pod(&["ghcr.io/org/amd64-only:1"], spec);
+        let first = node_aware(&mut cluster, &original, json!({}));
+        let pinned = match &first.decision.verdict {
+            image_arch_affinity::decide::Verdict::Mutate(pod) => pod.clone(),
+            other => panic!("not pinned: {other:?}"),
+        };
+        let mut cluster = FixtureCluster::of(nodes());
+        node_aware(&mut cluster, &pinned, json!({})).assert_accepted_unchanged();
+        // An empty term matches no Node: it gets no copy (a copy would match every Node without
+        // the label).
+        let terms = &pinned["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+        let copies = terms
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t.to_string().contains("DoesNotExist"))
+            .count();
+        assert_eq!(copies, 1, "{terms}");
+    }
+}
+
+#[test]
+fn nodes_without_an_architecture_label_are_read_only_where_the_edit_may_add_terms() {
+    let nodes = || {
+        vec![
+            node("amd-1", "linux", "amd64"),
+            node("arm-1", "linux", "arm64"),
+            virtual_node("virtual-node-aci-linux"),
+        ]
+    };
+    let unlabelled = |calls: &[String]| calls.iter().any(|c| c.contains(" !kubernetes.io/arch,"));
+    let template = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "p"}},
+                 "template": {"metadata": template["metadata"], "spec": template["spec"]}}});
+    // A template under validate (the default): its edit is dropped, nothing more is read.
+    for (mode, reads) in [("validate", false), ("mutate", true)] {
+        let mut cluster = FixtureCluster::of(nodes());
+        let settings = settings(json!({"readNodes": true, "workloadTemplates": mode}));
+        let r = run_in_cluster(
+            &mut FixtureRegistry::new(),
+            &mut cluster,
+            "Deployment",
+            "CREATE",
+            &deployment,
+            &Value::Null,
+            &settings,
+        );
+        assert_eq!(
+            unlabelled(&cluster.calls),
+            reads,
+            "{mode}: {:?}",
+            cluster.calls
+        );
+        assert_eq!(
+            r.patch
+                .as_ref()
+                .is_some_and(|p| p.to_string().contains("DoesNotExist")),
+            reads,
+            "{mode}: {r:?}"
+        );
+    }
+    // A gated Pod's UPDATE: its terms may only narrow (the API server refuses new ones), so it
+    // is pinned as before, with no copy and no list more.
+    let old = pod(
+        &["multi:1"],
+        json!({"schedulingGates": [{"name": "example.com/wait"}]}),
+    );
+    let mut new = old.clone();
+    new["spec"]["containers"][0]["image"] = json!("ghcr.io/org/amd64-only:1");
+    let mut cluster = FixtureCluster::of(nodes());
+    let r = run_pod_update(&mut cluster, "", &new, &old, json!({"readNodes": true}));
+    r.assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+    assert!(!unlabelled(&cluster.calls), "{:?}", cluster.calls);
 }

@@ -170,7 +170,7 @@ fn with_read_nodes_the_fallback_is_cut_to_the_cluster() {
             list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64,s390x)"),
             NODE_POOLS_CALL.to_string(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     // A bound Pod is never pinned: the fallback does not apply.

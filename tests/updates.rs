@@ -338,6 +338,28 @@ fn a_windows_pod_kept_to_the_builds_of_a_new_image_is_not_refused_for_them() {
         )
     };
     run(&mut registry, &mut cluster, "ghcr.io/org/win-20348:1").assert_accepted_unchanged();
+    // So with the copy of its term that keeps Nodes without an architecture label reachable
+    // (issue 43): what runs there is their provider's business.
+    let mut with_copy = old.clone();
+    with_copy["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"matchExpressions": [
+            {"key": "kubernetes.io/arch", "operator": "DoesNotExist"},
+            {"key": "beta.kubernetes.io/arch", "operator": "DoesNotExist"}]}));
+    let new = swapped(&with_copy, "ghcr.io/org/win-20348:1");
+    run_subresource(
+        &mut registry,
+        &mut cluster,
+        "Pod",
+        "UPDATE",
+        "",
+        &new,
+        &with_copy,
+        &settings,
+    )
+    .assert_accepted_unchanged();
     let r = run(&mut registry, &mut cluster, "ghcr.io/org/win-17763:1");
     assert_eq!(
         r.rejection(),

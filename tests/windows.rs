@@ -274,7 +274,7 @@ fn with_nodes_read_images_covering_every_windows_build_pin_only_the_os_after_one
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
 }
@@ -300,7 +300,7 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
     // A Node without the label counts as another build: the Pod is pinned off it.
@@ -376,7 +376,7 @@ fn with_nodes_read_the_nodes_listed_for_the_architecture_pin_are_reused() {
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
 }
@@ -403,7 +403,7 @@ fn with_nodes_read_an_autoscaled_windows_pool_pins_the_image_builds_unconfirmed(
             list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
             list("kubernetes.io/os=linux"),
             pools(),
-            list("!kubernetes.io/arch")
+            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
         ]
     );
 }

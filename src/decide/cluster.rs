@@ -8,9 +8,9 @@ use serde_json::Value;
 use crate::message::Failure;
 use crate::platform::{self, Architectures};
 use crate::read::cache::ClusterCache;
-use crate::read::node_pools;
+use crate::read::node_pools::{self, NodePool};
 use crate::read::nodes::{self, Pools, Schedulable};
-use crate::settings::Settings;
+use crate::settings::{Settings, Toleration};
 
 use super::facts::{Facts, OtherOs};
 use super::os::{other_operating_system, read_other_operating_systems, OthersRead};
@@ -80,43 +80,50 @@ pub(super) fn settle_from_cluster(
     // `architectureTolerations` adds for the architectures it is pinned to. A toleration added
     // for one architecture tolerates that taint on a pool of any architecture, which may add an
     // architecture, and its tolerations, to the pin. So the decision is made again with the
-    // tolerations it added until it adds none. A decision whose Pod lacks one of the tolerations
-    // its pools were counted with is not taken: the last one whose Pod has them all is (the
-    // first always has: it counts the Pod's own). After admission nothing is added.
-    let mut tolerations = node_pools::pod_tolerations(pod);
+    // tolerations it returned until it returns those it counted (a fixpoint). Where the pools so
+    // opened change the pin back (an OS without Nodes that a pool narrows), there may be none:
+    // decided then counting every toleration the rounds saw. After admission nothing is added:
+    // the first round is the fixpoint.
+    let mut counted = node_pools::pod_tolerations(pod);
+    let mut seen = counted.clone();
     let rounds = 1 + settings
         .architecture_tolerations
         .values()
         .map(Vec::len)
         .sum::<usize>();
-    let mut taken: Option<(Value, Result<Outcome, Outcome>)> = None;
     for _ in 0..rounds {
         let mut decided = pod.clone();
-        let outcome = {
-            let with_pools = pools_of(settings, |os| {
-                node_pools::architectures(&pools, os, &tolerations, settings)
-            });
-            settle_from_nodes(&mut decided, facts, cluster, &with_pools, warnings.clone())
-        };
+        let outcome = settle_with_pools(&mut decided, facts, cluster, &pools, &counted, &warnings);
         let returned = node_pools::pod_tolerations(&decided);
-        if !tolerations.iter().all(|counted| returned.contains(counted)) {
-            break;
-        }
-        let added = returned.iter().any(|given| !tolerations.contains(given));
-        taken = Some((decided, outcome));
-        if !added {
-            break;
-        }
-        tolerations = returned;
-    }
-    match taken {
-        Some((decided, outcome)) => {
+        let same = |a: &[Toleration], b: &[Toleration]| a.iter().all(|t| b.contains(t));
+        if same(&returned, &counted) && same(&counted, &returned) {
             *pod = decided;
-            outcome
+            return outcome;
         }
-        // Not reached: the first round counts the Pod's own tolerations, which it keeps.
-        None => settle_from_nodes(pod, facts, cluster, &configured, warnings),
+        for toleration in &returned {
+            if !seen.contains(toleration) {
+                seen.push(toleration.clone());
+            }
+        }
+        counted = returned;
     }
+    settle_with_pools(pod, facts, cluster, &pools, &seen, &warnings)
+}
+
+/// `settle_from_nodes` with the NodePools counted for a Pod of `tolerations`.
+fn settle_with_pools(
+    pod: &mut Value,
+    facts: &Facts,
+    cluster: &mut ClusterCache,
+    pools: &[NodePool],
+    tolerations: &[Toleration],
+    warnings: &[String],
+) -> Result<Outcome, Outcome> {
+    let settings = facts.settings;
+    let with_pools = pools_of(settings, |os| {
+        node_pools::architectures(pools, os, tolerations, settings)
+    });
+    settle_from_nodes(pod, facts, cluster, &with_pools, warnings.to_vec())
 }
 
 /// The pools of each OS: `autoscaledArchitectures`' for it, and what `node_pools` says the

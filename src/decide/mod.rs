@@ -92,6 +92,7 @@ pub fn decide_update(
         name: "Pod",
         daemon_set: false,
         after_admission: true,
+        adds_terms: false,
     };
     if let Some(node) = pod::bound_node(pod).filter(|_| settings.read_nodes) {
         return decide_bound(&images, node, pod, subject, settings, registry, &mut cache);
@@ -240,7 +241,7 @@ fn steps(
             .collect();
         return Ok(settle(pod, &facts, &schedulable, &others, warnings));
     }
-    if subject.after_admission {
+    if subject.after_admission || !subject.adds_terms {
         return settle_from_cluster(pod, &facts, cluster, warnings);
     }
     let original = pod.clone();

@@ -56,6 +56,11 @@ pub struct Subject<'a> {
     /// A Pod after admission (an UPDATE), whose node affinity can no longer change: judged
     /// against where it is or may go, never edited (`decide_update`).
     pub after_admission: bool,
+    /// The edit is written and may add required terms: a Pod's CREATE, a template under
+    /// `mutate` (not under `validate`, whose edit is dropped, nor a gated Pod's UPDATE, whose
+    /// terms the API server lets only narrow). Only then are the Nodes without an architecture
+    /// label read (`unlabelled`).
+    pub adds_terms: bool,
 }
 
 /// `onLookupFailure` applied to a read that failed (images, Nodes, Windows Nodes, a bound Pod's

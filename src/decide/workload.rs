@@ -115,6 +115,7 @@ pub fn evaluate(
         name: "Pod template",
         daemon_set: kind == "DaemonSet" && mode == TemplateMode::Validate,
         after_admission: false,
+        adds_terms: mode == TemplateMode::Mutate,
     };
     match decide::decide_pod(pod_template, subject, settings, registry, cluster) {
         Outcome::Rejected(message, warnings) => Decision {

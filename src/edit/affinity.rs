@@ -48,12 +48,8 @@ pub fn constrain_required(
                     push_expression(term, expression.clone());
                     changed = true;
                 }
-                if term["matchExpressions"]
-                    .as_array()
-                    .is_none_or(Vec::is_empty)
-                    && term["matchFields"].as_array().is_none_or(Vec::is_empty)
-                {
-                    continue; // an empty term matches nothing; leave it so
+                if matches_nothing(term) {
+                    continue; // leave it so
                 }
                 for (key, values) in labels {
                     if !has_expression_on(term, key) {
@@ -97,11 +93,13 @@ pub fn replace_required_terms(spec: &mut Value, terms: Vec<Value>) -> bool {
 }
 
 /// Appends to the Pod's required terms, for each term of `original` (the Pod's own spec before
-/// the pins; without terms, one empty term) that may admit a Node without a `kubernetes.io/arch`
-/// label (no `In` or `Exists` expression on an architecture key), a copy of it with
-/// `kubernetes.io/arch DoesNotExist`: the Nodes without the label that the Pod's own
-/// constraints admit stay reachable, and no other Node is added. None when the Pod's own
-/// nodeSelector names an architecture. Returns whether it added any.
+/// the pins; without terms, one term that requires nothing) that may admit a Node without an
+/// architecture label (no `In`, `Exists` or `DoesNotExist` expression on `kubernetes.io/arch` or
+/// its beta key: the last is one of these copies already; and not empty, which matches no
+/// Node), a copy of it with `DoesNotExist` on both keys: the Nodes without the label that the
+/// Pod's own constraints admit stay reachable, and no other Node is added. None when the Pod's
+/// own nodeSelector names an architecture (either key), nor a copy the terms have already.
+/// Returns whether it added any.
 pub fn keep_without_architecture(spec: &mut Value, original: &Value) -> bool {
     let arch_keys = [ARCH_LABEL, BETA_ARCH_LABEL];
     if arch_keys
@@ -110,38 +108,59 @@ pub fn keep_without_architecture(spec: &mut Value, original: &Value) -> bool {
     {
         return false;
     }
-    let excludes_unlabelled = |term: &Value| {
+    let names_an_architecture = |term: &Value| {
         term["matchExpressions"].as_array().is_some_and(|list| {
             list.iter().any(|e| {
                 arch_keys.iter().any(|key| e["key"] == *key)
-                    && matches!(e["operator"].as_str(), Some("In" | "Exists"))
+                    && matches!(
+                        e["operator"].as_str(),
+                        Some("In" | "Exists" | "DoesNotExist")
+                    )
             })
         })
     };
-    let own = pod::required_terms(original)
-        .filter(|terms| !terms.is_empty())
-        .cloned()
-        .unwrap_or_else(|| vec![json!({})]);
-    let copies: Vec<Value> = own
-        .into_iter()
-        .filter(|term| !excludes_unlabelled(term))
-        .filter_map(|mut term| {
-            let without = json!({"key": ARCH_LABEL, "operator": "DoesNotExist"});
-            edit::array_at(&mut term, &["matchExpressions"])?.push(without);
-            Some(term)
-        })
-        .collect();
+    // A Pod without terms requires nothing of a Node: one copy of its nodeSelector's term.
+    let own: Vec<Value> = match pod::required_terms(original) {
+        Some(terms) if !terms.is_empty() => terms
+            .iter()
+            .filter(|term| !matches_nothing(term))
+            .cloned()
+            .collect(),
+        _ => vec![json!({})],
+    };
     let [affinity, node_affinity, required] = REQUIRED_PATH;
-    match edit::array_at(
+    let Some(terms) = edit::array_at(
         spec,
         &[affinity, node_affinity, required, "nodeSelectorTerms"],
-    ) {
-        Some(terms) if !copies.is_empty() => {
-            terms.extend(copies);
-            true
+    ) else {
+        return false;
+    };
+    let mut added = false;
+    for mut term in own {
+        if names_an_architecture(&term) {
+            continue;
         }
-        _ => false,
+        let Some(expressions) = edit::array_at(&mut term, &["matchExpressions"]) else {
+            continue;
+        };
+        for key in arch_keys {
+            expressions.push(json!({"key": key, "operator": "DoesNotExist"}));
+        }
+        if !terms.contains(&term) {
+            terms.push(term);
+            added = true;
+        }
     }
+    added
+}
+
+/// Whether a required term matches no Node: it has no expression and no field (Kubernetes'
+/// `nodeaffinity` reads an empty term so).
+fn matches_nothing(term: &Value) -> bool {
+    term["matchExpressions"]
+        .as_array()
+        .is_none_or(Vec::is_empty)
+        && term["matchFields"].as_array().is_none_or(Vec::is_empty)
 }
 
 /// `key In [values]`, the expression the policy adds.

@@ -26,8 +26,9 @@ pub enum Learned {
         left_out: Vec<String>,
         webassembly: bool,
     },
-    /// An artifact with no platform (`Builds::platformless`) that only image volumes mount: no
-    /// image the Pod runs at all.
+    /// An artifact with no platform (`Builds::platformless`) that only image volumes mount, or
+    /// an OLM bundle (manifests, run with a binary of the node's platform): no image that
+    /// constrains where the Pod runs.
     Platformless,
     /// Why its platforms could not be known.
     Failed(String),

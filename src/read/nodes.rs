@@ -39,11 +39,12 @@ pub const SELECTOR_ARCHITECTURES: [&str; 4] = ["amd64", "arm64", "ppc64le", "s39
 /// `decide_from_nodes` weighs (never in an answer).
 const ANY_OTHER: &str = "x-any-other";
 
-/// The label selector of the Nodes without a `kubernetes.io/arch` label, of any OS (or none):
-/// virtual-kubelet's, whose Pods run elsewhere (`without_architecture_label`).
-pub const WITHOUT_ARCHITECTURE_SELECTOR: &str = "!kubernetes.io/arch";
+/// The label selector of the Nodes without an architecture label (`kubernetes.io/arch` nor its
+/// beta key), of any OS (or none): virtual-kubelet's, whose Pods run elsewhere
+/// (`without_architecture_label`).
+pub const WITHOUT_ARCHITECTURE_SELECTOR: &str = "!kubernetes.io/arch,!beta.kubernetes.io/arch";
 
-/// Whether the cluster has Nodes without a `kubernetes.io/arch` label (one list,
+/// Whether the cluster has Nodes without an architecture label (one list,
 /// `WITHOUT_ARCHITECTURE_SELECTOR`). Errors are the host's.
 pub fn without_architecture_label(cache: &mut ClusterCache) -> Result<bool, String> {
     Ok(!cache.nodes(WITHOUT_ARCHITECTURE_SELECTOR)?.is_empty())
@@ -487,6 +488,6 @@ mod tests {
             all.iter().collect::<std::collections::BTreeSet<_>>().len(),
             63
         );
-        assert_eq!(all[0], "!kubernetes.io/arch");
+        assert_eq!(all[0], "!kubernetes.io/arch,!beta.kubernetes.io/arch");
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::image::ImageRef;
-use crate::platform::{Architectures, BETA_OS_LABEL, OS_LABEL};
+use crate::platform::{Architectures, ARCH_LABEL, BETA_OS_LABEL, OS_LABEL};
 
 /// Pod annotation that names the preferred architecture, overriding the setting.
 pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
@@ -242,7 +242,8 @@ pub fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
 
 /// Whether the Pod keeps to nodes whose label `key` holds one of `values`: its nodeSelector
 /// names one, or each of its required terms that matches anything has an `In` expression on
-/// `key` with values among them (a pin the policy wrote at creation).
+/// `key` with values among them (a pin the policy wrote at creation). A term that admits only
+/// Nodes without an architecture label (`admits_only_unlabelled`) does not count.
 pub fn node_label_within(spec: &Value, key: &str, values: &Architectures) -> bool {
     if let Some(value) = spec["nodeSelector"][key].as_str() {
         return values.contains(value);
@@ -254,9 +255,21 @@ pub fn node_label_within(spec: &Value, key: &str, values: &Architectures) -> boo
         ["matchExpressions", "matchFields"]
             .iter()
             .any(|field| term[field].as_array().is_some_and(|e| !e.is_empty()))
+            && !admits_only_unlabelled(term)
     };
     let within = |term: &Value| term_keeps_within(term, key, |v| values.contains(v));
     terms.iter().filter(matching).all(within) && terms.iter().any(|t| matching(&t))
+}
+
+/// Whether a required term admits only Nodes without a `kubernetes.io/arch` label (a
+/// `DoesNotExist` expression on it): the copy that keeps virtual-kubelet's Nodes reachable
+/// (`edit::affinity::keep_without_architecture`), where what runs is their provider's business.
+pub fn admits_only_unlabelled(term: &Value) -> bool {
+    term["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|e| e["key"] == ARCH_LABEL && e["operator"] == "DoesNotExist")
 }
 
 /// Whether a required term has an `In` expression on `key` whose values all pass `among`.

@@ -61,18 +61,9 @@ impl Settings {
                     arch,
                 )?;
             }
-            let setting = format!("imagePlatforms[{index}].operatingSystems");
-            for os in &entry.operating_systems {
-                if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
-                    return Err(format!(
-                        "{setting}: {os:?} is no node operating system; use a node `kubernetes.io/os` value: {}",
-                        platform::NODE_OPERATING_SYSTEMS.join(", ")
-                    ));
-                }
-            }
-            no_duplicates(
-                &setting,
-                &entry.operating_systems.iter().collect::<Vec<_>>(),
+            check_node_operating_systems(
+                &format!("imagePlatforms[{index}].operatingSystems"),
+                &entry.operating_systems,
             )?;
         }
         Ok(())
@@ -235,18 +226,7 @@ impl Settings {
                     .to_string(),
             );
         }
-        for os in listed {
-            if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
-                return Err(format!(
-                    "clusterOperatingSystems: {os:?} is no node operating system; use a node `kubernetes.io/os` value: {}",
-                    platform::NODE_OPERATING_SYSTEMS.join(", ")
-                ));
-            }
-        }
-        no_duplicates(
-            "clusterOperatingSystems",
-            &listed.iter().collect::<Vec<_>>(),
-        )?;
+        check_node_operating_systems("clusterOperatingSystems", listed)?;
         let default = &self.default_operating_system;
         if !listed.contains(default) {
             return Err(format!(
@@ -273,6 +253,19 @@ impl Settings {
 }
 
 /// The error names the setting and the value listed twice.
+/// Node OSes (`kubernetes.io/os` values a node carries), each once.
+fn check_node_operating_systems(setting: &str, listed: &[String]) -> Result<(), String> {
+    for os in listed {
+        if !platform::NODE_OPERATING_SYSTEMS.contains(&os.as_str()) {
+            return Err(format!(
+                "{setting}: {os:?} is no node operating system; use a node `kubernetes.io/os` value: {}",
+                platform::NODE_OPERATING_SYSTEMS.join(", ")
+            ));
+        }
+    }
+    no_duplicates(setting, &listed.iter().collect::<Vec<_>>())
+}
+
 fn no_duplicates(setting: &str, values: &[&String]) -> Result<(), String> {
     for (index, value) in values.iter().enumerate() {
         if values[..index].contains(value) {
