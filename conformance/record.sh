@@ -173,7 +173,7 @@ record workload-update-unchanged-images "A workload UPDATE that leaves images an
 readnodes=(--allow-context-aware --settings-json '{"readNodes":true}')
 # The Nodes without a kubernetes.io/arch label, listed last for a Pod whose terms are pinned
 # (quoted: a YAML tag otherwise).
-UNLABELLED="'!kubernetes.io/arch'"
+UNLABELLED="'!kubernetes.io/arch,!beta.kubernetes.io/arch'"
 N=registry.example.com
 { oci $N/multi:1.0 linux/amd64 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"

@@ -118,7 +118,7 @@ list_pools() {
 # no_unlabelled: the list of the Nodes without a kubernetes.io/arch label (virtual-kubelet's),
 # empty: what a Pod whose terms the policy pins reads last (quoted: a YAML tag otherwise).
 no_unlabelled() {
-  list_nodes "'!kubernetes.io/arch'" "$EMPTY"
+  list_nodes "'!kubernetes.io/arch,!beta.kubernetes.io/arch'" "$EMPTY"
 }
 
 # no_karpenter: the NodePool list in a cluster without Karpenter's CRDs, as policy-server answers
