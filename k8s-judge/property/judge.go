@@ -103,6 +103,12 @@ const (
 	// checkBOtherOSAdmits: b. with a Node of another OS admitting the returned Pod (a Pod that
 	// states no OS whose images run there too, issue 31; images that run anywhere: WebAssembly).
 	checkBOtherOSAdmits = "b, a Node of another OS admits"
+	// checkBDeclared: b. on the nodes the settings declare (declared: schedulableArchitectures
+	// and clusterOperatingSystems, autoscaledArchitectures, the cluster's Node architectures with
+	// readNodes, or every architecture), not only the drawn Nodes.
+	checkBDeclared = "b, nodes the settings declare"
+	// checkBDeclaredAdmits: checkBDeclared with a declared node admitting the returned Pod.
+	checkBDeclaredAdmits = "b, a node the settings declare admits"
 	// checkC: c., the returned Pod's node affinity admits no node the original's did not.
 	checkC = "c"
 	// checkCNodes: c. with some Node (of any OS) that admitted the original Pod and runs it (its
@@ -143,7 +149,7 @@ const (
 
 // checks are the checks in the order the counts print them.
 var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted,
-	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
+	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkBDeclared, checkBDeclaredAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
 	checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
@@ -589,6 +595,33 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 				fail("c. node %s (%s/%s) admitted the Pod and runs it (all of its images%s), but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel], specOSText(c.Template))
 			}
 		}
+	}
+	// b. on every node the settings declare (declared): of each OS they state, a node of any
+	// labels and name of each architecture (and build) they count, by the matcher alone (a
+	// declared node states no taint).
+	declaredNodes := declared(c, os)
+	declaredAdmits := false
+	for i := range declaredNodes {
+		node := &declaredNodes[i]
+		after, err := oracle.Admits(result, node)
+		if err != nil {
+			fail("b. the scheduler cannot match the returned Pod: %v", err)
+			return v, nil
+		}
+		if !after {
+			continue
+		}
+		declaredAdmits = true
+		if !runsAll(known, node, builds) || !specOSAllows(c.Template, node.Labels[osLabel]) {
+			fail("b. a node the settings declare (%s/%s, build %q, labels %v) admits the returned Pod (%s OS) but does not run it (its images%s)", node.Labels[osLabel], node.Labels[archLabel], node.Labels[buildLabel], node.Labels, osText, specOSText(c.Template))
+			break
+		}
+	}
+	if len(declaredNodes) > 0 {
+		v.judged(checkBDeclared)
+	}
+	if declaredAdmits {
+		v.judged(checkBDeclaredAdmits)
 	}
 	// The virtual-kubelet Node: with readNodes the policy keeps it reachable wherever the
 	// original Pod admitted it (a copy of each term pinned, for the Nodes without the label).

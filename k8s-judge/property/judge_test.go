@@ -80,7 +80,9 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 	// armAndWindows: Linux Nodes of arm64 only, a Windows one of amd64: read with readNodes, a Pod
 	// of bothOSes runs on the Windows Node only.
 	armAndWindows := []v1.Node{testNode("linux-arm64", "linux", "arm64"), testNode("windows-amd64", "windows", "amd64")}
-	twoOSes := settings.Settings{ClusterOperatingSystems: []string{"linux", "windows"}}
+	// The settings state the cluster: its OSes and its one architecture (the nodes b. is judged
+	// on besides the drawn ones: declared).
+	twoOSes := settings.Settings{ClusterOperatingSystems: []string{"linux", "windows"}, SchedulableArchitectures: []string{"amd64"}}
 	arch, linux := requirement(archLabel, v1.NodeSelectorOpIn, "amd64"), requirement(osLabel, v1.NodeSelectorOpIn, "linux")
 	windows := requirement(osLabel, v1.NodeSelectorOpIn, "windows")
 	for _, tc := range []struct {
@@ -96,6 +98,13 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 		judged    []string
 		skipped   []string
 	}{
+		{name: "no schedulableArchitectures: a node of any architecture may exist, unchanged", nodes: linuxOnly,
+			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}}, image: linuxAmd64,
+			violation: "b. a node the settings declare (linux/386, build \"\""},
+		{name: "no schedulableArchitectures, pinned", nodes: linuxOnly,
+			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}}, image: linuxAmd64,
+			patch:  func(t *testing.T) []byte { return pins(t, arch) },
+			judged: []string{checkB, checkBAdmitted, checkC, checkCNodes}},
 		{name: "architecture pin only", nodes: mixed, settings: twoOSes, image: linuxAmd64,
 			patch:     func(t *testing.T) []byte { return pins(t, arch) },
 			violation: "b. node windows-amd64 (windows/amd64) admits the returned Pod (linux OS)"},
@@ -147,15 +156,16 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 			settings: settings.Settings{ReadNodes: true}, image: bothOSes, refused: true,
 			violation: "d. rejected with no Node nor pool of its OS (readNodes), but the Pod is admitted by a node of every architecture its images run on, or by a Node of another of its OSes (linux or windows OS"},
 		{name: "no clusterOperatingSystems, a Windows Pod on Linux Nodes", nodes: linuxOnly, image: windowsOnly, podOS: "windows",
-			patch:   func(t *testing.T) []byte { return pins(t, arch) },
-			judged:  []string{checkA, checkD, checkC},
+			patch: func(t *testing.T) []byte { return pins(t, arch) },
+			// No drawn Node of its OS; the settings declare nodes of it (of every architecture).
+			judged:  []string{checkA, checkD, checkC, checkBDeclared, checkBDeclaredAdmits},
 			skipped: []string{skipNoNodeHere}},
 		{name: "clusterOperatingSystems [linux], a Windows Pod on Linux Nodes, unpinned", nodes: linuxOnly,
-			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}}, image: windowsOnly, podOS: "windows",
+			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}, SchedulableArchitectures: []string{"amd64"}}, image: windowsOnly, podOS: "windows",
 			patch:     func(t *testing.T) []byte { return pins(t, arch) },
 			violation: "b. node linux-amd64 (linux/amd64) admits the returned Pod (windows OS)"},
 		{name: "clusterOperatingSystems [linux], a Windows Pod pinned to its OS", nodes: linuxOnly,
-			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}}, image: windowsOnly, podOS: "windows",
+			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}, SchedulableArchitectures: []string{"amd64"}}, image: windowsOnly, podOS: "windows",
 			patch:  func(t *testing.T) []byte { return pins(t, arch, requirement(osLabel, v1.NodeSelectorOpIn, "windows")) },
 			judged: []string{checkA, checkD, checkC, checkB, checkBOtherOS, checkBOSPin}},
 	} {
@@ -181,12 +191,21 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 			switch {
 			case tc.violation == "" && len(v.Violations) > 0:
 				t.Fatalf("want no violation, got %s", violations)
-			case tc.violation != "" && (len(v.Violations) != 1 || !strings.Contains(violations, tc.violation)):
-				t.Fatalf("want one violation with %q, got %q", tc.violation, v.Violations)
+			case tc.violation != "" && !strings.Contains(violations, tc.violation):
+				// (b. on the nodes the settings declare may fail alike.)
+				t.Fatalf("want a violation with %q, got %q", tc.violation, v.Violations)
 			case tc.violation != "":
 				return
 			}
 			want := append([]string{checkD}, tc.judged...)
+			// b. on the drawn Nodes comes with b. on the nodes the settings declare (of the same
+			// platforms here), admitting where a drawn Node admits.
+			if slices.Contains(tc.judged, checkB) {
+				want = append(want, checkBDeclared)
+			}
+			if slices.Contains(tc.judged, checkBAdmitted) {
+				want = append(want, checkBDeclaredAdmits)
+			}
 			if !tc.refused {
 				want = append(want, checkTolerations, checkPreferences)
 			}

@@ -248,6 +248,43 @@ func universe(c *Case, os string) []v1.Node {
 	return nodesOf(c, os, arches, builds)
 }
 
+// declared are the nodes the settings declare, of every OS they state (b. is judged on them):
+// with readNodes, of each OS with a Node or an autoscaled pool, a node of any labels and name of
+// each architecture of its Nodes (their builds) and pools (any build); NodePools are judged by
+// Karpenter's simulation instead (b. by Karpenter). With static settings, of each OS of
+// clusterOperatingSystems (else the Pod's, podOS), of each of schedulableArchitectures (else
+// every architecture), of any build. Nothing of the policy's rules: only what the settings and
+// the cluster state.
+func declared(c *Case, podOS string) []v1.Node {
+	var nodes []v1.Node
+	if c.readNodes() {
+		for _, os := range nodeOSes {
+			var arches, builds []string
+			for _, n := range c.Nodes {
+				if n.Labels[osLabel] == os {
+					arches = appendNew(arches, n.Labels[archLabel])
+					builds = appendNew(builds, n.Labels[buildLabel])
+				}
+			}
+			nodes = append(nodes, nodesOf(c, os, arches, builds)...)
+			nodes = append(nodes, nodesOf(c, os, c.pools(os), windowsBuilds)...)
+		}
+		return nodes
+	}
+	oses := c.Settings.ClusterOperatingSystems
+	if len(oses) == 0 {
+		oses = []string{podOS}
+	}
+	arches := c.schedulable()
+	if len(arches) == 0 {
+		arches = everyArch
+	}
+	for _, os := range oses {
+		nodes = append(nodes, nodesOf(c, os, arches, windowsBuilds)...)
+	}
+	return nodes
+}
+
 func nodesOf(c *Case, os string, arches, builds []string) []v1.Node {
 	if os != "windows" {
 		builds = []string{""}

@@ -22,6 +22,7 @@ func TestTallyMinimums(t *testing.T) {
 	}{
 		{name: "all refused", verdicts: []Verdict{refused},
 			missed: []string{"b. judged in 0 (0.0%)", "b. judged on Nodes of another OS in 0", "b. judged where the OS pin is needed in 0",
+				"b. judged on the nodes the settings declare in 0", "b. judged where a node the settings declare admits in 0",
 				"c. judged in 0", "c. judged on Nodes of another OS that ran the Pod in 0", "c. judged on a virtual-kubelet Node (readNodes) in 0",
 				outcomePatched + " in 0", outcomeUnchanged + " in 0"},
 			reached: []string{"d. judged", outcomeRejected}},
@@ -43,7 +44,7 @@ func TestTallyMinimums(t *testing.T) {
 				"preferred terms judged on a patched Pod with its own in 0", "preferred terms judged where the policy added some in 0"},
 			reached: []string{"tolerations judged in", "preferred terms judged in", "b. judged in", "c. judged in", "d. judged in"}},
 		{name: "every check", verdicts: []Verdict{refused,
-			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
+			{Patched: true, Judged: []string{checkD, checkB, checkBOtherOS, checkBOSPin, checkBDeclared, checkBDeclaredAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
 				checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}},
 			{Judged: []string{checkD, checkB, checkC, checkTolerations, checkPreferences}}},
 			reached: []string{"judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
