@@ -355,7 +355,8 @@ func sidecarInjectedAfter(ctx context.Context, t *testing.T, cp *controlplane.Co
 // webhookDown: under failurePolicy Ignore, with the policy's server gone, a Pod is created
 // unpinned.
 //
-// The API server counts that call as failed open: what webhookErrors reads is seen to count.
+// The API server counts that call as failed open (with any retry of a workload controller in the
+// meantime): what webhookErrors reads is seen to count.
 func webhookDown(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry,
 	server webhook.Server, policy *webhook.ClusterAdmissionPolicy, hook string) {
 	if policy.Spec.FailurePolicy == nil || *policy.Spec.FailurePolicy != admissionregistrationv1.Ignore {
@@ -379,8 +380,11 @@ func webhookDown(ctx context.Context, t *testing.T, cp *controlplane.ControlPlan
 	if err != nil {
 		t.Fatal(err)
 	}
-	if failed-failedBefore != 1 {
-		t.Fatalf("the API server counts %d failed calls of %s for the Pod created while it was down, want 1", failed-failedBefore, hook)
+	// At least the Pod's: the workload controllers go on retrying the Pods of workloads the
+	// policy refused, and a retry while the server is down fails open too (the metric names the
+	// webhook only; K8S_E2E_SEED=202616638603287309 counted 2).
+	if failed-failedBefore < 1 {
+		t.Fatalf("the API server counts %d failed calls of %s while it was down, want at least the Pod's", failed-failedBefore, hook)
 	}
 	report.Line("k8s-e2e", "webhook down: the arm64-only Pod was created unpinned (annotations %v, no node affinity); the API server counted the call failed open", created.Annotations)
 }
