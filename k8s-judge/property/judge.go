@@ -350,9 +350,11 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("an image cannot be looked up under onLookupFailure: accept, but the answer is rejected=%v patched=%v", v.Rejected, v.Patched)
 		}
 		return v, nil
-	case len(known) == 0 || missing && len(c.Settings.FallbackArchitectures) > 0 && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }):
+	case len(known) == 0 && missing || missing && len(c.Settings.FallbackArchitectures) > 0 && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }):
 		// No image, or none but WebAssembly ones, could be looked up: fallbackArchitectures (a
-		// guess, never a refusal) stand in for the others when set.
+		// guess, never a refusal) stand in for the others when set. (No image left and none
+		// missing: OLM bundles alone, which constrain nothing: judged as images that run
+		// anywhere.)
 		v.judged(checkNoArchImage)
 		v.skipped(skipNoArchImage)
 		if v.Rejected {

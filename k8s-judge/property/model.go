@@ -42,9 +42,13 @@ type image struct {
 	// mounts it on every node.
 	platformless bool
 	// anywhere: a WebAssembly image, run by a node's shim on every architecture and OS (see
-	// webAssembly), or an OLM bundle (olmBundleLabel): manifests and no binaries, which OLM's
-	// unpack Pod runs with a binary it copies in from its own image, of the node's platform.
+	// webAssembly).
 	anywhere bool
+	// bundle: an OLM bundle (olmBundleLabel): manifests and no binaries, which OLM's unpack Pod
+	// runs with a binary it copies in from its own image, of the node's platform. It says nothing
+	// of where the Pod runs: the Pod is what its other images make it (lookups leaves it out,
+	// as an artifact only volumes mount).
+	bundle bool
 }
 
 // olmBundleLabel marks an Operator Lifecycle Manager bundle's image config, as operator-sdk and
@@ -59,7 +63,7 @@ func catalogImage(reg *registry.Registry, name string) image {
 	entry := reg.Catalog[name]
 	img := image{ref: reg.Ref(name), platforms: entry.Platforms, wasm: webAssembly(name, entry.Platforms)}
 	img.platformless = img.wasm == "" && len(entry.Platforms) == 0 && slices.Contains(singleManifests, entry.MediaType)
-	_, img.anywhere = entry.Labels[olmBundleLabel]
+	_, img.bundle = entry.Labels[olmBundleLabel]
 	return img
 }
 
@@ -459,7 +463,7 @@ func (c *Case) lookups() (known []image, failed bool) {
 		case img.missing || img.platformless && slices.Contains(run, ref):
 			failed = true
 			continue
-		case img.platformless:
+		case img.platformless || img.bundle:
 			continue
 		case img.wasm == "only":
 			img.anywhere = true
@@ -495,7 +499,7 @@ func ImageVolumes(pod *v1.Pod) []string {
 // sidecar needs.
 func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
 	img := catalogImage(reg, strings.TrimPrefix(ref, reg.Addr+"/"))
-	img.anywhere = img.anywhere || img.wasm == "only"
+	img.anywhere = img.bundle || img.wasm == "only"
 	return runs(img, node, false)
 }
 
