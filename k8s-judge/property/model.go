@@ -228,21 +228,18 @@ func universe(c *Case, os string) []v1.Node {
 	var arches, builds []string
 	switch {
 	case c.readNodes():
-		arches = seen(c, os)
-		for _, n := range c.Nodes {
-			if n.Labels[osLabel] == os {
-				builds = appendNew(builds, n.Labels[buildLabel])
-			}
-		}
-		if len(arches) == 0 {
+		if len(seen(c, os)) == 0 {
 			// docs/node-aware.md: a Pod whose OS has no Node nor pool at all is decided as if it
 			// had one (no Node is read to tell); the judge judges only d.'s refusals there
 			// (checkDRefusals: no Node list rules an architecture out).
 			return nodesOf(c, os, everyArch, windowsBuilds)
 		}
-		// A NodePool's Nodes carry no build the pool names: any, on the architectures it can
-		// create (the Nodes' own architectures keep their builds).
-		return append(nodesOf(c, os, arches, builds), nodesOf(c, os, poolArches(c, os), windowsBuilds)...)
+		// Each Node's own architecture and build (not every pairing of the Nodes' architectures
+		// and builds: a Windows arm64 Node of one build and an amd64 one of another make no amd64
+		// Node of the first); a pool's Nodes carry no build the pool names: any, on the
+		// architectures it can create.
+		pooled := append(slices.Clone(c.pools(os)), poolArches(c, os)...)
+		return append(clusterNodesOf(c, os), nodesOf(c, os, pooled, windowsBuilds)...)
 	case len(c.schedulable()) > 0:
 		arches, builds = c.schedulable(), windowsBuilds
 	default:
@@ -263,14 +260,7 @@ func declared(c *Case, podOS string) []v1.Node {
 	var nodes []v1.Node
 	if c.readNodes() {
 		for _, os := range nodeOSes {
-			var arches, builds []string
-			for _, n := range c.Nodes {
-				if n.Labels[osLabel] == os {
-					arches = appendNew(arches, n.Labels[archLabel])
-					builds = appendNew(builds, n.Labels[buildLabel])
-				}
-			}
-			nodes = append(nodes, nodesOf(c, os, arches, builds)...)
+			nodes = append(nodes, clusterNodesOf(c, os)...)
 			nodes = append(nodes, nodesOf(c, os, c.pools(os), windowsBuilds)...)
 		}
 		return nodes
@@ -285,6 +275,22 @@ func declared(c *Case, podOS string) []v1.Node {
 	}
 	for _, os := range oses {
 		nodes = append(nodes, nodesOf(c, os, arches, windowsBuilds)...)
+	}
+	return nodes
+}
+
+// clusterNodesOf are, for each architecture and build of c's Nodes of os, a node of any labels
+// and name of them.
+func clusterNodesOf(c *Case, os string) []v1.Node {
+	var nodes []v1.Node
+	var platforms []string
+	for _, n := range c.Nodes {
+		platform := n.Labels[archLabel] + "/" + n.Labels[buildLabel]
+		if n.Labels[osLabel] != os || slices.Contains(platforms, platform) {
+			continue
+		}
+		platforms = append(platforms, platform)
+		nodes = append(nodes, nodesOf(c, os, []string{n.Labels[archLabel]}, []string{n.Labels[buildLabel]})...)
 	}
 	return nodes
 }
