@@ -721,6 +721,15 @@ fn virtual_node(name: &str) -> Value {
     virtual_node
 }
 
+/// Linux Nodes of amd64 and arm64, and a virtual-kubelet Node.
+fn amd64_arm64_and_virtual() -> Vec<Value> {
+    vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+        virtual_node("virtual-node-aci-linux"),
+    ]
+}
+
 #[test]
 fn without_an_architecture_label_a_virtual_node_is_never_lost_by_a_pin() {
     // AKS virtual nodes and other virtual-kubelet providers carry no kubernetes.io/arch label: a
@@ -848,12 +857,9 @@ fn a_pod_pinned_with_a_copy_for_nodes_without_an_architecture_label_is_left_as_i
     // mutate), a webhook's reinvocation. The copy admits no labelled Node: nothing more to pin,
     // and no copy of the copy.
     let nodes = || {
-        vec![
-            node("amd-1", "linux", "amd64"),
-            node("arm-1", "linux", "arm64"),
-            node("win-1", "windows", "amd64"),
-            virtual_node("virtual-node-aci-linux"),
-        ]
+        let mut nodes = amd64_arm64_and_virtual();
+        nodes.push(node("win-1", "windows", "amd64"));
+        nodes
     };
     for spec in [
         json!({}),
@@ -886,13 +892,7 @@ fn a_pod_pinned_with_a_copy_for_nodes_without_an_architecture_label_is_left_as_i
 
 #[test]
 fn nodes_without_an_architecture_label_are_read_only_where_the_edit_may_add_terms() {
-    let nodes = || {
-        vec![
-            node("amd-1", "linux", "amd64"),
-            node("arm-1", "linux", "arm64"),
-            virtual_node("virtual-node-aci-linux"),
-        ]
-    };
+    let nodes = || amd64_arm64_and_virtual();
     let unlabelled = |calls: &[String]| calls.iter().any(|c| c.contains(" !kubernetes.io/arch,"));
     let template = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
     let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
