@@ -23,13 +23,20 @@ type Platform struct {
 	OSVersion    string `json:"os.version,omitempty"`
 	// Attestation: a BuildKit attestation entry, which runs nowhere.
 	Attestation bool `json:"attestation,omitempty"`
+	// Depth: in Image.Flattened, how deep the entry is nested (the tagged index's own are at 1).
+	Depth int `json:"depth,omitempty"`
 }
 
 // Image is a catalog entry: `repository:tag` and what it runs on.
 type Image struct {
-	Image     string     `json:"image"`
+	Image string `json:"image"`
+	// Digest is the tagged manifest's (`repository@digest` names the same image).
+	Digest    string     `json:"digest"`
 	MediaType string     `json:"mediaType"`
 	Platforms []Platform `json:"platforms"`
+	// Flattened: for an index that lists indexes, the entries of every index it nests (each
+	// with its Depth), where Platforms has the nested index's own entry (no platform).
+	Flattened []Platform `json:"flattened,omitempty"`
 	// Labels are a single image's config labels, when it has any besides the fixture's own.
 	Labels map[string]string `json:"labels,omitempty"`
 }

@@ -917,11 +917,43 @@ pub fn property() -> Vec<Fixture> {
 }
 
 /// What each fixture runs on, as JSON for other harnesses (`seed-registry --catalog`):
-/// `[{"image": "repo:tag", "mediaType": ..., "platforms": [...]}]`, a platform being an index
-/// entry's `platform` object (with `"attestation": true` for an entry annotated
+/// `[{"image": "repo:tag", "digest": ..., "mediaType": ..., "platforms": [...]}]`, a platform
+/// being an index entry's `platform` object (with `"attestation": true` for an entry annotated
 /// `vnd.docker.reference.type`) or, for an image manifest, its config's `os`, `architecture`,
-/// `variant` and `os.version`.
+/// `variant` and `os.version`; `digest` is the tagged manifest's. An index that lists indexes
+/// also has `"flattened"`: the entries of every index it nests, followed by digest through the
+/// fixture's children, each with its `"depth"` (the tagged index's entries are at depth 1).
 pub fn catalog(fixtures: &[Fixture]) -> Value {
+    // An index entry's platform, as the catalog writes it.
+    let entry_platform = |entry: &Value| -> Value {
+        let mut platform = entry["platform"].clone();
+        if entry["annotations"]["vnd.docker.reference.type"].is_string() {
+            platform["attestation"] = json!(true);
+        }
+        platform
+    };
+    // The entries of `index` at `depth` and of the indexes it lists, among `f`'s children.
+    fn flatten(
+        f: &Fixture,
+        index: &Value,
+        depth: u64,
+        platform: &dyn Fn(&Value) -> Value,
+        out: &mut Vec<Value>,
+    ) {
+        for entry in index["manifests"].as_array().into_iter().flatten() {
+            let nested = f.children.iter().find(|child| {
+                Some(child.digest.as_str()) == entry["digest"].as_str() && is_index(child)
+            });
+            match nested {
+                Some(child) => flatten(f, &child.json(), depth + 1, platform, out),
+                None => {
+                    let mut p = platform(entry);
+                    p["depth"] = json!(depth);
+                    out.push(p);
+                }
+            }
+        }
+    }
     let platforms = |f: &Fixture| -> Vec<Value> {
         if let Some(config) = &f.top.config {
             let mut platform = serde_json::Map::new();
@@ -934,22 +966,18 @@ pub fn catalog(fixtures: &[Fixture]) -> Value {
         }
         let top = f.top.json();
         let entries = top["manifests"].as_array().cloned().unwrap_or_default();
-        entries
-            .iter()
-            .map(|entry| {
-                let mut platform = entry["platform"].clone();
-                if entry["annotations"]["vnd.docker.reference.type"].is_string() {
-                    platform["attestation"] = json!(true);
-                }
-                platform
-            })
-            .collect()
+        entries.iter().map(entry_platform).collect()
     };
     Value::Array(
         fixtures
             .iter()
             .map(|f| {
-                let mut entry = json!({"image": f.name(), "mediaType": f.top.media_type, "platforms": platforms(f)});
+                let mut entry = json!({"image": f.name(), "digest": f.top.digest, "mediaType": f.top.media_type, "platforms": platforms(f)});
+                if is_index(&f.top) && f.children.iter().any(is_index) {
+                    let mut flattened = Vec::new();
+                    flatten(f, &f.top.json(), 1, &entry_platform, &mut flattened);
+                    entry["flattened"] = Value::Array(flattened);
+                }
                 // A single image's config labels besides the fixture's own (an OLM bundle's).
                 let labels = f.top.config.as_ref().and_then(|config| config["config"]["Labels"].as_object());
                 let own: serde_json::Map<String, Value> = labels
@@ -965,6 +993,10 @@ pub fn catalog(fixtures: &[Fixture]) -> Value {
             })
             .collect(),
     )
+}
+
+fn is_index(m: &Manifest) -> bool {
+    m.media_type == OCI_INDEX || m.media_type == DOCKER_LIST
 }
 
 /// The fixture called `repository` (e.g. `multi/oci-index`).
@@ -1204,5 +1236,38 @@ mod tests {
             entries[2]["annotations"]["vnd.docker.reference.digest"],
             json!(f.child("LINUX_AMD64").unwrap().digest)
         );
+    }
+
+    #[test]
+    fn the_catalog_flattens_nested_indexes_with_their_depth() {
+        let catalog = catalog(&all());
+        let entry = |name: &str| {
+            catalog
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["image"] == name)
+                .unwrap()
+                .clone()
+        };
+        let nested = entry("nested/index:1.0");
+        assert_eq!(
+            nested["digest"],
+            json!(by_repository("nested/index").unwrap().top.digest)
+        );
+        assert_eq!(
+            nested["flattened"],
+            json!([
+                {"os": "linux", "architecture": "s390x", "depth": 1},
+                {"os": "linux", "architecture": "arm64", "variant": "v8", "depth": 2},
+                {"os": "wasip1", "architecture": "wasm", "depth": 2},
+            ])
+        );
+        assert_eq!(
+            entry("nested/too-deep:1.0")["flattened"],
+            json!([{"os": "linux", "architecture": "amd64", "depth": 4}])
+        );
+        // An index that nests none is not flattened.
+        assert_eq!(entry("multi/oci-index:1.0")["flattened"], Value::Null);
     }
 }
