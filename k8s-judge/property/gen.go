@@ -227,6 +227,19 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.
 			s.ImagePlatforms[0].OperatingSystems = rapid.SampledFrom([][]string{{"linux"}, {"windows"}, {"linux", "windows"}, {"windows", "linux"}}).Draw(t, "legacy OSes")
 		}
 	}
+	if chance(t, "registryMirrors", 4) {
+		// A registry host no DNS resolves, mirrored to the fixture registry; half the time Docker
+		// Hub too, so that Pods may name images by short name (spell).
+		s.RegistryMirrors = map[string]string{mirrorHost: reg.Addr}
+		if rapid.Bool().Draw(t, "Docker Hub mirrored") {
+			s.RegistryMirrors["docker.io"] = reg.Addr
+		}
+	}
+	if chance(t, "lookupBudgetMilliseconds", 4) {
+		// Budgets the fixture registry's lookups fit in (a smaller one makes lookups fail by
+		// timing, which the judge cannot know).
+		s.LookupBudgetMilliseconds = ptr.To(rapid.SampledFrom([]int64{1500, 6000, 30000}).Draw(t, "lookupBudgetMilliseconds"))
+	}
 	if chance(t, "preferred", 5) {
 		for i, arch := range subset(t, allowed, "preferred") {
 			s.PreferredArchitectures = append(s.PreferredArchitectures, settings.WeightedArchitecture{Architecture: arch, Weight: int64(80 - 60*i)})
@@ -275,8 +288,9 @@ func drawClusterOperatingSystems(t *rapid.T, nodes []v1.Node, defaultOS string) 
 
 // imagePool is what a container's image is drawn from: every generated image, the e2e fixtures
 // the host reads (an OCI index with attestations, a Docker list, single images, Windows,
-// values no node reports), an image the registry does not have, imagePlatforms images, and an
-// OLM bundle (data only, built on amd64).
+// values no node reports), an image the registry does not have, imagePlatforms images, an
+// OLM bundle (data only, built on amd64), and indexes that nest indexes (2 deep, and 4: the
+// policy follows 3).
 func imagePool(reg *registry.Registry) []string {
 	var pool []string
 	for name := range reg.Catalog {
@@ -288,7 +302,8 @@ func imagePool(reg *registry.Registry) []string {
 	return append(pool, "multi/oci-index:1.0", "multi/docker-list:1.0", "single/arm64-oci:1.0",
 		"single/amd64-docker:1.0", "single/armv7:1.0", "multi/windows-linux:1.0", "multi/windows-only:1.0",
 		"multi/s390x-only:1.0", "multi/odd-values:1.0", "multi/windows-odd-build:1.0",
-		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0", "single/olm-bundle:1.0")
+		"missing/image:1.0", "legacy/app:1.0", "legacy/tool:2.0", "single/olm-bundle:1.0",
+		"nested/index:1.0", "nested/too-deep:1.0")
 }
 
 // bothOSesPool is what every image of a Pod is drawn from one time in four on a cluster with an
@@ -348,6 +363,10 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 	}
 	name := rapid.SampledFrom(from).Draw(t, "image")
 	ref := reg.Ref(name)
+	if !strings.HasPrefix(name, "legacy/") {
+		// imagePlatforms' pattern names the registry's address: legacy images keep it.
+		ref = spell(t, c, reg, name)
+	}
 	img := image{ref: ref}
 	switch {
 	case strings.HasPrefix(name, "legacy/"):
@@ -364,9 +383,45 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 		img.missing = true
 	default:
 		img = catalogImage(reg, name)
+		img.ref = ref
 	}
 	c.images[ref] = img
 	return ref
+}
+
+// mirrorHost is the registry host of registryMirrors' first entry: no DNS resolves it (.invalid),
+// the mirror is the fixture registry.
+const mirrorHost = "mirror.invalid"
+
+// spell writes the catalog image name (`repository:tag`) as Pods write references: in the
+// registry by tag (most often), by digest (the catalog's), by tag and digest, and, where the
+// settings mirror them to the registry (registryMirrors), on mirrorHost or as a Docker Hub short
+// name (`repository:tag`, which is docker.io's). The judge knows each spelling for the image it
+// names (Case.images).
+func spell(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
+	repository, tag, _ := strings.Cut(name, ":")
+	digest := reg.Catalog[name].Digest
+	spellings := []string{"tag", "tag", "tag", "tag"}
+	if digest != "" {
+		spellings = append(spellings, "digest", "tag and digest")
+	}
+	if _, mirrored := c.Settings.RegistryMirrors[mirrorHost]; mirrored {
+		spellings = append(spellings, "mirror", "mirror")
+	}
+	if _, mirrored := c.Settings.RegistryMirrors["docker.io"]; mirrored {
+		spellings = append(spellings, "short name", "short name")
+	}
+	switch rapid.SampledFrom(spellings).Draw(t, "spelling") {
+	case "digest":
+		return reg.Addr + "/" + repository + "@" + digest
+	case "tag and digest":
+		return reg.Addr + "/" + repository + ":" + tag + "@" + digest
+	case "mirror":
+		return mirrorHost + "/" + name
+	case "short name":
+		return name
+	}
+	return reg.Ref(name)
 }
 
 // artifacts are the registry's artifacts with no platform (a Helm chart; a CNCF ModelPack model;
@@ -391,8 +446,10 @@ func drawVolumes(t *rapid.T, c *Case, reg *registry.Registry, pool []string, spe
 			if _, ok := reg.Catalog[name]; !ok {
 				t.Fatalf("the registry's catalog has no %s: rebuild seed-registry", name)
 			}
-			ref = reg.Ref(name)
-			c.images[ref] = catalogImage(reg, name)
+			ref = spell(t, c, reg, name)
+			img := catalogImage(reg, name)
+			img.ref = ref
+			c.images[ref] = img
 			mounted = append(mounted, ref)
 		case "container":
 			ref = rapid.SampledFrom(containerImages(&v1.Pod{Spec: *spec})).Draw(t, "container's image")
@@ -556,6 +613,8 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 		virtual := virtualNode()
 		c.Virtual = &virtual
 	}
+	// Last of all: one Pod in ten created bound (bound.go).
+	drawCreatedBound(t, c)
 	return c
 }
 

@@ -81,6 +81,14 @@ const (
 	// checkD: d. refused exactly when no node the settings count is admitted and runs every
 	// image (onNoCommonArchitecture: accept: accepted unchanged with a warning).
 	checkD = "d"
+	// checkDByNodes, checkDByPools, checkDByContract: which nodes decided d.'s verdict: the
+	// cluster's Nodes (d. on them alone says the same: Kubernetes' matcher on real Nodes), else
+	// nodes only the settings declare, with NodePools that count (their requirements, as
+	// docs/karpenter.md counts them) or without (schedulableArchitectures, every architecture,
+	// autoscaledArchitectures): the settings' contract.
+	checkDByNodes    = "d, decided by the cluster's Nodes"
+	checkDByPools    = "d, decided by nodes only the settings declare, NodePools (contract)"
+	checkDByContract = "d, decided by nodes only the settings declare (contract)"
 	// checkDRefusals: d.'s refusal half where d. is not judged (readNodes, no Node nor pool of
 	// the Pod's OS): not refused when a node of every architecture its images run on (of its OS)
 	// is admitted: every Node list of the OS comes back empty, and the policy decides as if the
@@ -145,11 +153,20 @@ const (
 	checkPreferencesKept = "preferences, originals kept"
 	// checkPreferencesAdded: checkPreferences on a Pod the policy added preferred terms to.
 	checkPreferencesAdded = "preferences, added"
+	// checkByDigest, checkMirrored, checkShortName, checkNestedIndex: a case judged (b., c., d.
+	// or the lookup checks) whose Pod names an image by digest (or tag and digest), on the
+	// registry host registryMirrors maps to the fixture registry, by a Docker Hub short name
+	// (docker.io mirrored), or an index that nests indexes (spell, imagePool).
+	checkByDigest    = "references by digest"
+	checkMirrored    = "references through registryMirrors"
+	checkShortName   = "Docker Hub short names (mirrored)"
+	checkNestedIndex = "indexes that nest indexes"
 )
 
 // checks are the checks in the order the counts print them.
-var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDRefusals, checkValidate, checkB, checkBAdmitted,
+var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDByNodes, checkDByPools, checkDByContract, checkDRefusals, checkValidate, checkB, checkBAdmitted,
 	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkBDeclared, checkBDeclaredAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
+	checkByDigest, checkMirrored, checkShortName, checkNestedIndex, checkBound, checkBoundNode,
 	checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
@@ -255,6 +272,41 @@ func (v *Verdict) skipped(why string) { v.Skipped = append(v.Skipped, why) }
 // preferred terms the settings or the annotation give, for architectures it truly runs on (the
 // catalog).
 func judge(c *Case, host policyhost.Host) (Verdict, error) {
+	v, err := judgeCase(c, host)
+	if err == nil {
+		v.judged(c.references(v)...)
+	}
+	return v, err
+}
+
+// references are the reference checks (checkByDigest, ...) a verdict v of c counts: those of c's
+// Pod's images (containers and volumes), where v judged where they run or fail (b., c., d., the
+// lookup checks).
+func (c *Case) references(v Verdict) []string {
+	if !slices.ContainsFunc(v.Judged, func(check string) bool {
+		return slices.Contains([]string{checkB, checkC, checkD, checkDRefusals, checkLookup, checkNoArchImage, checkValidate, checkBound}, check)
+	}) {
+		return nil
+	}
+	var out []string
+	for _, ref := range append(containerImages(c.Template), ImageVolumes(c.Template)...) {
+		first, _, _ := strings.Cut(ref, "/")
+		switch {
+		case strings.Contains(ref, "@sha256:"):
+			out = appendNew(out, checkByDigest)
+		case first == mirrorHost:
+			out = appendNew(out, checkMirrored)
+		case c.Settings.RegistryMirrors["docker.io"] != "" && !strings.ContainsAny(first, ".:"):
+			out = appendNew(out, checkShortName)
+		}
+		if c.images[ref].nested {
+			out = appendNew(out, checkNestedIndex)
+		}
+	}
+	return out
+}
+
+func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	var v Verdict
 	fail := func(format string, args ...any) { v.Violations = append(v.Violations, fmt.Sprintf(format, args...)) }
 	generated, err := json.Marshal(c.Object)
@@ -333,6 +385,10 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("rejected without the policy's message: %q", response.Message())
 		}
 	}
+	if c.Kind == "Pod" && c.Template.Spec.NodeName != "" {
+		judgeBound(c, &v, response.Warnings, known, missing, fail)
+		return v, nil
+	}
 	mode := c.templateMode()
 
 	switch lookup := c.Settings.OnLookupFailureOrDefault(); {
@@ -392,8 +448,21 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 	// of them are, not all.
 	var runnable []string
 	var noNode, sure, asIf bool
+	// onNodes: a Node of the cluster (its labels: Kubernetes' matcher, taints left out as for
+	// the universe) of those OSes is admitted by the original Pod and runs every image. Where
+	// that says what runnable says, the cluster's Nodes decide d.; else nodes only the settings
+	// declare do (the contract: schedulableArchitectures, every architecture, autoscaled pools,
+	// NodePools' requirements as docs/karpenter.md counts them).
+	onNodes := false
 	matches := oracle.Matcher(c.Template)
 	for _, o := range oses {
+		for i := range c.Nodes {
+			n := &c.Nodes[i]
+			if n.Labels[osLabel] == o && runsAll(known, n, builds) {
+				ok, _ := matches(n)
+				onNodes = onNodes || ok
+			}
+		}
 		// The architectures some node of the universe runs every image on, and those of them
 		// some node the original Pod admits has.
 		imageArches, runnableArches := map[string]bool{}, map[string]bool{}
@@ -458,6 +527,16 @@ func judge(c *Case, host policyhost.Host) (Verdict, error) {
 		fail("no node runs it under onNoCommonArchitecture: accept: want accepted unchanged with a warning, got rejected=%v patched=%v warnings=%q", v.Rejected, v.Patched, response.Warnings)
 	default:
 		v.judged(checkD)
+	}
+	if slices.Contains(v.Judged, checkD) {
+		switch {
+		case onNodes == (len(runnable) > 0):
+			v.judged(checkDByNodes)
+		case c.readNodes() && len(c.counted()) > 0:
+			v.judged(checkDByPools)
+		default:
+			v.judged(checkDByContract)
+		}
 	}
 	// d. by Karpenter: no refusal of a Pod a NodePool launches a Node for that runs it.
 	if len(c.counted()) > 0 {

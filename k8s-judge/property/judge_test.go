@@ -157,8 +157,9 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 			violation: "d. rejected with no Node nor pool of its OS (readNodes), but the Pod is admitted by a node of every architecture its images run on, or by a Node of another of its OSes (linux or windows OS"},
 		{name: "no clusterOperatingSystems, a Windows Pod on Linux Nodes", nodes: linuxOnly, image: windowsOnly, podOS: "windows",
 			patch: func(t *testing.T) []byte { return pins(t, arch) },
-			// No drawn Node of its OS; the settings declare nodes of it (of every architecture).
-			judged:  []string{checkA, checkD, checkC, checkBDeclared, checkBDeclaredAdmits},
+			// No drawn Node of its OS; the settings declare nodes of it (of every architecture),
+			// which decide d.
+			judged:  []string{checkA, checkD, checkDByContract, checkC, checkBDeclared, checkBDeclaredAdmits},
 			skipped: []string{skipNoNodeHere}},
 		{name: "clusterOperatingSystems [linux], a Windows Pod on Linux Nodes, unpinned", nodes: linuxOnly,
 			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}, SchedulableArchitectures: []string{"amd64"}}, image: windowsOnly, podOS: "windows",
@@ -167,7 +168,7 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 		{name: "clusterOperatingSystems [linux], a Windows Pod pinned to its OS", nodes: linuxOnly,
 			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}, SchedulableArchitectures: []string{"amd64"}}, image: windowsOnly, podOS: "windows",
 			patch:  func(t *testing.T) []byte { return pins(t, arch, requirement(osLabel, v1.NodeSelectorOpIn, "windows")) },
-			judged: []string{checkA, checkD, checkC, checkB, checkBOtherOS, checkBOSPin}},
+			judged: []string{checkA, checkD, checkDByContract, checkC, checkB, checkBOtherOS, checkBOSPin}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "judged", Namespace: "default"},
@@ -197,7 +198,12 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 			case tc.violation != "":
 				return
 			}
+			// The settings state the cluster's own architecture: its Nodes decide d. (but for a
+			// Pod of an OS it has no Node of: checkDByContract in judged).
 			want := append([]string{checkD}, tc.judged...)
+			if !slices.Contains(tc.judged, checkDByContract) {
+				want = append(want, checkDByNodes)
+			}
 			// b. on the drawn Nodes comes with b. on the nodes the settings declare (of the same
 			// platforms here), admitting where a drawn Node admits.
 			if slices.Contains(tc.judged, checkB) {

@@ -49,6 +49,8 @@ type image struct {
 	// of where the Pod runs: the Pod is what its other images make it (lookups leaves it out,
 	// as an artifact only volumes mount).
 	bundle bool
+	// nested: an index that lists indexes (the catalog's Flattened).
+	nested bool
 }
 
 // olmBundleLabel marks an Operator Lifecycle Manager bundle's image config, as operator-sdk and
@@ -59,13 +61,25 @@ const olmBundleLabel = "operators.operatorframework.io.bundle.mediatype.v1"
 var singleManifests = []string{"application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"}
 
 // catalogImage is what the catalog says of the image name (`repository:tag`).
+//
+// An index that lists indexes runs what every index it nests lists (the catalog's Flattened),
+// down to maxIndexDepth: a deeper entry fails the lookup, as docs/design.md promises (the
+// contract: "nested indexes 3 deep; a deeper nesting ... fails the lookup").
 func catalogImage(reg *registry.Registry, name string) image {
 	entry := reg.Catalog[name]
-	img := image{ref: reg.Ref(name), platforms: entry.Platforms, wasm: webAssembly(name, entry.Platforms)}
-	img.platformless = img.wasm == "" && len(entry.Platforms) == 0 && slices.Contains(singleManifests, entry.MediaType)
+	platforms := entry.Platforms
+	if entry.Flattened != nil {
+		platforms = entry.Flattened
+	}
+	img := image{ref: reg.Ref(name), platforms: platforms, wasm: webAssembly(name, platforms), nested: entry.Flattened != nil}
+	img.platformless = img.wasm == "" && len(platforms) == 0 && slices.Contains(singleManifests, entry.MediaType)
+	img.missing = slices.ContainsFunc(platforms, func(p registry.Platform) bool { return p.Depth > maxIndexDepth })
 	_, img.bundle = entry.Labels[olmBundleLabel]
 	return img
 }
+
+// maxIndexDepth is how deep the policy follows nested indexes (docs/design.md).
+const maxIndexDepth = 3
 
 // The WebAssembly platforms: the policy's docs/design.md, "WebAssembly workloads".
 var wasmOS = []string{"wasi", "wasip1", "wasip2"}

@@ -27,6 +27,37 @@ var groups = []string{"Pod", "workload"}
 // its shares vary too much).
 const (
 	minimumCases = 1000
+	// The checks below were given minimums in issue 43 (2,000-case runs of RAPID_SEED 1, 42 and
+	// 2026, with digest, mirror and short-name references and nested indexes drawn): a.
+	// 31.2%, 27.1%, 30.8%; the refusals' message 46.8%, 50.0%, 48.8%; lookup failures 3.0%,
+	// 3.9%, 4.2%; no image of a CPU architecture 0.4%, 0.7%, 0.3%; d.'s refusals with no Node of
+	// the Pod's OS 1.2%, 1.5%, 1.9%; templates under validate 6.2%, 5.8%, 5.8%; b. where a Node
+	// admits 18.1%, 16.1%, 17.8%; b. where a Node of another OS admits 2.2%, 1.4%, 1.8%; c.
+	// where a Node ran the Pod 17.6%, 15.8%, 17.7%; references by digest 51.3%, 52.0%, 49.0%;
+	// through registryMirrors 9.5%, 9.5%, 10.7%; Docker Hub short names 4.0%, 4.0%, 4.9%;
+	// indexes that nest indexes 7.0%, 8.0%, 6.0%.
+	minShareA              = 0.13
+	minShareMessage        = 0.23
+	minShareLookup         = 0.015
+	minShareNoArchImage    = 0.0015
+	minShareDRefusals      = 0.006
+	minShareValidate       = 0.029
+	minShareBAdmitted      = 0.08
+	minShareBOtherOSAdmits = 0.007
+	minShareCNodes         = 0.079
+	minShareByDigest       = 0.24
+	minShareMirrored       = 0.047
+	minShareShortName      = 0.02
+	minShareNestedIndex    = 0.03
+	// Which nodes decided d. (checkDByNodes...): the cluster's Nodes 76.7%, 77.2%, 75.6%; nodes
+	// only the settings declare, with NodePools that count 3.4%, 3.1%, 3.3%, without 10.8%,
+	// 8.8%, 10.2%. Pods created bound (bound.go): 4.7%, 5.3%, 4.8%, judged on their Node with
+	// readNodes 1.8%, 1.6%, 1.5%.
+	minShareDByNodes    = 0.37
+	minShareDByPools    = 0.015
+	minShareDByContract = 0.044
+	minShareBound       = 0.023
+	minShareBoundNode   = 0.0075
 	// b. judged on a Node (of any OS): 32.8%, 32.0%, 32.9% (27.7%, 27.6%, 29.1% before issue
 	// 31's generator; 25.5%, 27.1%, 27.3% before b. was judged on the Nodes of every OS, and
 	// clusterOperatingSystems drawn).
@@ -165,37 +196,66 @@ func (t *tally) lines() []string {
 	return out
 }
 
+// minimums are the minimum shares, each with the count it asserts (a check, or an outcome).
+var minimums = []struct {
+	name  string
+	count func(*tally) int
+	share float64
+}{
+	{"a. judged", judgedCount(checkA), minShareA},
+	{"refusals' message judged", judgedCount(checkMessage), minShareMessage},
+	{"lookup failures judged", judgedCount(checkLookup), minShareLookup},
+	{"no image of a CPU architecture looked up, judged", judgedCount(checkNoArchImage), minShareNoArchImage},
+	{"d.'s refusals judged with no Node of the Pod's OS (readNodes)", judgedCount(checkDRefusals), minShareDRefusals},
+	{"templates under validate judged", judgedCount(checkValidate), minShareValidate},
+	{"b. judged", judgedCount(checkB), minShareB},
+	{"b. judged where a Node admits", judgedCount(checkBAdmitted), minShareBAdmitted},
+	{"b. judged on Nodes of another OS", judgedCount(checkBOtherOS), minShareBOtherOS},
+	{"b. judged where the OS pin is needed", judgedCount(checkBOSPin), minShareBOSPin},
+	{"b. judged where a Node of another OS admits", judgedCount(checkBOtherOSAdmits), minShareBOtherOSAdmits},
+	{"b. judged on the nodes the settings declare", judgedCount(checkBDeclared), minShareBDeclared},
+	{"b. judged where a node the settings declare admits", judgedCount(checkBDeclaredAdmits), minShareBDeclaredAdmits},
+	{"c. judged", judgedCount(checkC), minShareC},
+	{"c. judged where a Node ran the Pod", judgedCount(checkCNodes), minShareCNodes},
+	{"c. judged on Nodes of another OS that ran the Pod", judgedCount(checkCOtherOS), minShareCOtherOS},
+	{"c. judged on a virtual-kubelet Node (readNodes)", judgedCount(checkCVirtual), minShareCVirtual},
+	{"d. judged", judgedCount(checkD), minShareD},
+	{"d. decided by the cluster's Nodes", judgedCount(checkDByNodes), minShareDByNodes},
+	{"d. decided by nodes only the settings declare, NodePools", judgedCount(checkDByPools), minShareDByPools},
+	{"d. decided by nodes only the settings declare, no NodePool", judgedCount(checkDByContract), minShareDByContract},
+	{"Pods created bound judged", judgedCount(checkBound), minShareBound},
+	{"Pods created bound judged on their Node (readNodes)", judgedCount(checkBoundNode), minShareBoundNode},
+	{"NodePools: d. judged by Karpenter's simulation (a NodePool serves the Pod)", judgedCount(checkDPools), minShareDPools},
+	{"NodePools: b. judged on the Nodes Karpenter's simulation launches", judgedCount(checkBPools), minShareBPools},
+	{"tolerations judged", judgedCount(checkTolerations), minShareTolerations},
+	{"tolerations judged on a patched Pod with its own", judgedCount(checkTolerationsKept), minShareTolerationsKept},
+	{"tolerations judged where the policy added some", judgedCount(checkTolerationsAdded), minShareTolerationsAdded},
+	{"preferred terms judged", judgedCount(checkPreferences), minSharePreferences},
+	{"preferred terms judged on a patched Pod with its own", judgedCount(checkPreferencesKept), minSharePreferencesKept},
+	{"preferred terms judged where the policy added some", judgedCount(checkPreferencesAdded), minSharePreferencesAdded},
+	{"references by digest judged", judgedCount(checkByDigest), minShareByDigest},
+	{"references through registryMirrors judged", judgedCount(checkMirrored), minShareMirrored},
+	{"Docker Hub short names judged", judgedCount(checkShortName), minShareShortName},
+	{"indexes that nest indexes judged", judgedCount(checkNestedIndex), minShareNestedIndex},
+	{outcomeRejected, outcomeCount(outcomeRejected), minShareRejected},
+	{outcomePatched, outcomeCount(outcomePatched), minSharePatched},
+	{outcomeUnchanged, outcomeCount(outcomeUnchanged), minShareUnchanged},
+}
+
+func judgedCount(check string) func(*tally) int {
+	return func(t *tally) int { return t.judged[check][""] }
+}
+
+func outcomeCount(outcome string) func(*tally) int {
+	return func(t *tally) int { return t.outcomes[outcome] }
+}
+
 // missed says which minimum share the run did not reach (nothing: all reached).
 func (t *tally) missed() []string {
 	var out []string
-	for _, m := range []struct {
-		name  string
-		count int
-		share float64
-	}{
-		{"b. judged", t.judged[checkB][""], minShareB},
-		{"b. judged on Nodes of another OS", t.judged[checkBOtherOS][""], minShareBOtherOS},
-		{"b. judged where the OS pin is needed", t.judged[checkBOSPin][""], minShareBOSPin},
-		{"b. judged on the nodes the settings declare", t.judged[checkBDeclared][""], minShareBDeclared},
-		{"b. judged where a node the settings declare admits", t.judged[checkBDeclaredAdmits][""], minShareBDeclaredAdmits},
-		{"c. judged", t.judged[checkC][""], minShareC},
-		{"c. judged on Nodes of another OS that ran the Pod", t.judged[checkCOtherOS][""], minShareCOtherOS},
-		{"c. judged on a virtual-kubelet Node (readNodes)", t.judged[checkCVirtual][""], minShareCVirtual},
-		{"d. judged", t.judged[checkD][""], minShareD},
-		{"NodePools: d. judged by Karpenter's simulation (a NodePool serves the Pod)", t.judged[checkDPools][""], minShareDPools},
-		{"NodePools: b. judged on the Nodes Karpenter's simulation launches", t.judged[checkBPools][""], minShareBPools},
-		{"tolerations judged", t.judged[checkTolerations][""], minShareTolerations},
-		{"tolerations judged on a patched Pod with its own", t.judged[checkTolerationsKept][""], minShareTolerationsKept},
-		{"tolerations judged where the policy added some", t.judged[checkTolerationsAdded][""], minShareTolerationsAdded},
-		{"preferred terms judged", t.judged[checkPreferences][""], minSharePreferences},
-		{"preferred terms judged on a patched Pod with its own", t.judged[checkPreferencesKept][""], minSharePreferencesKept},
-		{"preferred terms judged where the policy added some", t.judged[checkPreferencesAdded][""], minSharePreferencesAdded},
-		{outcomeRejected, t.outcomes[outcomeRejected], minShareRejected},
-		{outcomePatched, t.outcomes[outcomePatched], minSharePatched},
-		{outcomeUnchanged, t.outcomes[outcomeUnchanged], minShareUnchanged},
-	} {
-		if float64(m.count) < m.share*float64(t.cases) {
-			out = append(out, fmt.Sprintf("%s in %s of the cases, below the minimum %.2g%%", m.name, t.share(m.count), 100*m.share))
+	for _, m := range minimums {
+		if count := m.count(t); float64(count) < m.share*float64(t.cases) {
+			out = append(out, fmt.Sprintf("%s in %s of the cases, below the minimum %.2g%%", m.name, t.share(count), 100*m.share))
 		}
 	}
 	return out
@@ -212,18 +272,9 @@ func sortedKeys(counts map[string]int) []string {
 
 // minimumsText is the minimums as the run prints them.
 func minimumsText() string {
-	return strings.Join([]string{
-		fmt.Sprintf("b. %.0f%%", 100*minShareB), fmt.Sprintf("b. on Nodes of another OS %.2g%%", 100*minShareBOtherOS),
-		fmt.Sprintf("b. where the OS pin is needed %.2g%%", 100*minShareBOSPin),
-		fmt.Sprintf("b. on the nodes the settings declare %.0f%%", 100*minShareBDeclared),
-		fmt.Sprintf("b. where one of them admits %.0f%%", 100*minShareBDeclaredAdmits), fmt.Sprintf("c. %.0f%%", 100*minShareC),
-		fmt.Sprintf("c. on Nodes of another OS that ran the Pod %.2g%%", 100*minShareCOtherOS),
-		fmt.Sprintf("c. on a virtual-kubelet Node %.2g%%", 100*minShareCVirtual), fmt.Sprintf("d. %.0f%%", 100*minShareD),
-		fmt.Sprintf("d. by Karpenter %.2g%%", 100*minShareDPools), fmt.Sprintf("b. by Karpenter %.2g%%", 100*minShareBPools),
-		fmt.Sprintf("tolerations %.0f%%", 100*minShareTolerations), fmt.Sprintf("tolerations, originals kept %.2g%%", 100*minShareTolerationsKept),
-		fmt.Sprintf("tolerations, added %.2g%%", 100*minShareTolerationsAdded), fmt.Sprintf("preferences %.0f%%", 100*minSharePreferences),
-		fmt.Sprintf("preferences, originals kept %.2g%%", 100*minSharePreferencesKept), fmt.Sprintf("preferences, added %.2g%%", 100*minSharePreferencesAdded),
-		fmt.Sprintf("rejected %.0f%%", 100*minShareRejected), fmt.Sprintf("patched %.0f%%", 100*minSharePatched),
-		fmt.Sprintf("accepted unchanged %.0f%%", 100*minShareUnchanged),
-	}, ", ")
+	texts := make([]string, len(minimums))
+	for i, m := range minimums {
+		texts[i] = fmt.Sprintf("%s %.2g%%", m.name, 100*m.share)
+	}
+	return strings.Join(texts, ", ")
 }

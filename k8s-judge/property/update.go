@@ -166,8 +166,9 @@ func podImages(pod *v1.Pod) []string {
 	return refs
 }
 
-// newImages are the images the new Pod runs that no container of the old one ran (the generator
-// spells one image one way: the same string).
+// newImages are the images the new Pod runs that no container of the old one ran, by the string:
+// another spelling of an image it runs (by digest, through a mirror: spell) is another reference,
+// which the policy looks up, and which runs where the image does.
 func newImages(old, pod *v1.Pod) []string {
 	ran := podImages(old)
 	var out []string
