@@ -151,6 +151,10 @@ type Pool struct {
 	Taints       []corev1.Taint
 	NotReady     bool
 	Replicas     *int64
+	// Weight and Limits are spec.weight and spec.limits (which pool Karpenter tries first, and
+	// how much it may launch): neither changes which platforms a pool can create.
+	Weight *int32
+	Limits corev1.ResourceList
 }
 
 // NodePool is p as a karpenter.sh/v1 NodePool of the KWOKNodeClass.
@@ -163,6 +167,8 @@ func (p Pool) NodePool() *karpv1.NodePool {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name},
 		Spec: karpv1.NodePoolSpec{
 			Replicas: p.Replicas,
+			Weight:   p.Weight,
+			Limits:   karpv1.Limits(p.Limits),
 			Template: karpv1.NodeClaimTemplate{
 				ObjectMeta: karpv1.ObjectMeta{Labels: p.Labels},
 				Spec: karpv1.NodeClaimTemplateSpec{

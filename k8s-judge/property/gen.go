@@ -161,6 +161,9 @@ func drawNode(t *rapid.T, index int, untaintedWindows bool) v1.Node {
 // on the Nodes of both (issue 31; an untainted Windows Node is otherwise one in fifty).
 func drawCluster(t *rapid.T) []v1.Node {
 	count := rapid.IntRange(1, 6).Draw(t, "nodes")
+	if chance(t, "a large cluster", 20) {
+		count = rapid.IntRange(7, 50).Draw(t, "nodes of a large cluster")
+	}
 	nodes := make([]v1.Node, count)
 	windows := count > 1 && chance(t, "an untainted Windows Node", 6)
 	for i := range nodes {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"pgregory.net/rapid"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -220,13 +221,22 @@ func sortedPlatforms(platforms map[string]string) []string {
 	return keys
 }
 
-// drawPools draws 0 to 3 NodePools (readNodes): limited to some architectures (In, the stable or
+// instanceFamilyLabel and instanceFamilies are the kwok provider's instance families (each
+// of amd64 and arm64, Linux and Windows instance types).
+const instanceFamilyLabel = "karpenter.kwok.sh/instance-family"
+
+var instanceFamilies = []string{"c", "s", "m", "e"}
+
+// drawPools draws 0 to 3 NodePools (one time in ten 4 to 6) (readNodes): limited to some architectures (In, the stable or
 // the beta key, or the template's label), unconstrained, tainted (a NoSchedule or NoExecute taint
 // the Pod may tolerate, a PreferNoSchedule one Karpenter ignores), Windows, NotIn some
 // architectures, not Ready, or static (spec.replicas). Karpenter's kwok provider launches amd64
 // and arm64; the policy counts the architectures the requirements name.
 func drawPools(t *rapid.T) []karpenter.Pool {
 	count := rapid.IntRange(0, 3).Draw(t, "NodePools")
+	if chance(t, "many NodePools", 10) {
+		count = rapid.IntRange(4, 6).Draw(t, "many NodePools")
+	}
 	pools := make([]karpenter.Pool, count)
 	in := func(key string, values ...string) v1.NodeSelectorRequirement {
 		return v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}
@@ -259,6 +269,23 @@ func drawPools(t *rapid.T) []karpenter.Pool {
 		}
 		if kind := pool.Requirements; len(kind) > 0 && rapid.Bool().Draw(t, "NodePool os linux") && kind[0].Key != osLabel {
 			pool.Requirements = append(pool.Requirements, in(osLabel, "linux"))
+		}
+		// What operators add that the policy does not read: a requirement on another label (the
+		// kwok provider's instance family: Karpenter's simulation honours it), a weight, limits
+		// (generous: a pool at its limits is not drawn), on pools that are not static.
+		if chance(t, "NodePool instance family", 4) {
+			pool.Requirements = append(pool.Requirements, in(instanceFamilyLabel, subset(t, instanceFamilies, "NodePool instance family")...))
+		}
+		if pool.Replicas != nil {
+			// The API server refuses a static pool's weight.
+			pools[i] = pool
+			continue
+		}
+		if chance(t, "NodePool weight", 3) {
+			pool.Weight = ptr.To(int32(rapid.IntRange(1, 100).Draw(t, "NodePool weight")))
+		}
+		if chance(t, "NodePool limits", 3) {
+			pool.Limits = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1000"), v1.ResourceMemory: resource.MustParse("4000Gi")}
 		}
 		pools[i] = pool
 	}
