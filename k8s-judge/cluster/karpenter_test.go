@@ -470,3 +470,63 @@ func (k *karpenterCounts) assertMinimums(t *testing.T, n counts, launched int) {
 	n.karpenter = true
 	n.assertMinimums(t)
 }
+
+// TestKarpenterMinValues: what Karpenter's own scheduler (Scheduler.Solve, karpenter.Env.Serves)
+// does with a NodePool whose architecture requirement has minValues (docs/karpenter.md,
+// "minValues"): `kubernetes.io/arch In [amd64, arm64]` with `minValues: 2` serves a Pod that
+// admits both (its NodeClaim may be either), and not one pinned to one of them ("minValues
+// requirement is not met"). The policy counts such a pool for both architectures, so a Pod whose
+// images run on one of them is pinned to it and then waits: this records the fact its docs state.
+func TestKarpenterMinValues(t *testing.T) {
+	if os.Getenv("K8S_E2E_SETTINGS") != "karpenter" {
+		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")
+	}
+	ctx := context.Background()
+	cp := controlplane.Start(t)
+	if err := karpenter.InstallCRDs(ctx, cp.Config); err != nil {
+		t.Fatal(err)
+	}
+	env, err := karpenter.New(ctx, cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := karpenter.Pool{Name: "amd64-and-arm64", Requirements: []v1.NodeSelectorRequirement{
+		{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}}, ArchitectureMinValues: 2}
+	if err := karpenter.CreatePool(ctx, env.Client, pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		pinned []string // the Pod's required architectures; nil: none
+		error  string   // a part of Karpenter's error; "": a NodeClaim
+	}{
+		{"no pin", nil, ""},
+		{"pinned to both", []string{"amd64", "arm64"}, ""},
+		{"pinned to amd64", []string{"amd64"}, "minValues requirement is not met for label(s) (label(s)=[kubernetes.io/arch])"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "app"}}}}
+			if tc.pinned != nil {
+				pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+						{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: tc.pinned}}}}}}}
+			}
+			// The pool reaches Karpenter's informer-less client at once; retry briefly.
+			var claims int
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				got, err := env.Serves(pod)
+				claims = len(got)
+				if tc.error != "" && err != nil && strings.Contains(err.Error(), tc.error) {
+					return
+				}
+				if tc.error == "" && err == nil && claims == 1 {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("Karpenter's scheduler: %d NodeClaims, error %v; want %s", claims, err, map[bool]string{true: "one NodeClaim", false: fmt.Sprintf("an error with %q", tc.error)}[tc.error == ""])
+				}
+			}
+		})
+	}
+}

@@ -155,13 +155,19 @@ type Pool struct {
 	// how much it may launch): neither changes which platforms a pool can create.
 	Weight *int32
 	Limits corev1.ResourceList
+	// ArchitectureMinValues: minValues of the requirements on kubernetes.io/arch (0: none).
+	ArchitectureMinValues int
 }
 
 // NodePool is p as a karpenter.sh/v1 NodePool of the KWOKNodeClass.
 func (p Pool) NodePool() *karpv1.NodePool {
 	requirements := make([]karpv1.NodeSelectorRequirementWithMinValues, 0, len(p.Requirements))
 	for _, r := range p.Requirements {
-		requirements = append(requirements, karpv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values})
+		requirement := karpv1.NodeSelectorRequirementWithMinValues{Key: r.Key, Operator: r.Operator, Values: r.Values}
+		if r.Key == corev1.LabelArchStable && p.ArchitectureMinValues > 0 {
+			requirement.MinValues = &p.ArchitectureMinValues
+		}
+		requirements = append(requirements, requirement)
 	}
 	return &karpv1.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name},
