@@ -230,6 +230,16 @@ record nodes-autoscaled-pool "readNodes: an autoscaled arm64 pool at zero Nodes:
   list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/arm64-only:1.0)"
 record nodes-karpenter-pool "readNodes: a Karpenter NodePool of arm64 at zero Nodes (beside an amd64 one and a tainted one): pinned to arm64" --session "$S" "${readnodes[@]}"
+# A NodePool of amd64 and arm64 whose architecture requirement has minValues 2: Karpenter creates
+# no node for a Pod pinned to arm64 alone (k8s-judge TestKarpenterMinValues), so it is not the
+# arm64-only Pod's, and nothing runs that Pod.
+{ oci $N/arm64-only:1.0 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY"
+  list_pools "$(node_pool both '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64","arm64"],"minValues":2},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
+pod_request "$(containers $N/arm64-only:1.0)"
+record nodes-karpenter-min-values "readNodes: a Karpenter NodePool of amd64 and arm64 with minValues 2 on the architecture: not an arm64-only Pod's (refused)" --session "$S" "${readnodes[@]}"
 # A virtual-kubelet Node (AKS virtual nodes on ACI): no kubernetes.io/arch nor kubernetes.io/os
 # label, tainted, a kubelet status of amd64.
 virtual_node=$(node virtual-node-aci-linux linux amd64 | jq -c '.metadata.labels = {"type": "virtual-kubelet",

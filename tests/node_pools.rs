@@ -331,3 +331,31 @@ fn a_toleration_for_an_architecture_the_cluster_lacks_opens_no_pool() {
          nodes are ppc64le, s390x (setting readNodes: linux Nodes found of ppc64le, s390x)"
     );
 }
+
+#[test]
+fn a_node_pool_whose_architecture_needs_min_values_counts_only_for_pods_that_admit_that_many() {
+    // Karpenter creates a node from a pool whose requirement on the architecture has minValues
+    // 2 only for a Pod that admits 2 of its architectures (k8s-judge TestKarpenterMinValues:
+    // "minValues requirement is not met"). An arm64-only Pod pinned to arm64 would wait for
+    // ever: with amd64 Nodes only, nothing runs it.
+    let mut requirements = arch(&["amd64", "arm64"]);
+    requirements[0]["minValues"] = json!(2);
+    let mut cluster = amd64_cluster(vec![node_pool("both", requirements, json!([]))]);
+    let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
+    assert_eq!(
+        node_aware(&mut cluster, &arm, json!({})).rejection(),
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+         (setting readNodes: linux Nodes found of amd64)"
+    );
+    // A Pod whose images run on both admits both: the pool serves it, and nothing is pinned.
+    let both = pod(&["multi:1"], json!({}));
+    node_aware(&mut cluster, &both, json!({})).assert_accepted_unchanged();
+    // Without minValues the pool serves the arm64-only Pod, pinned to arm64.
+    cluster.node_pools = Some(vec![node_pool(
+        "both",
+        arch(&["amd64", "arm64"]),
+        json!([]),
+    )]);
+    node_aware(&mut cluster, &arm, json!({}))
+        .assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+}

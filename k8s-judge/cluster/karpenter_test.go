@@ -475,8 +475,8 @@ func (k *karpenterCounts) assertMinimums(t *testing.T, n counts, launched int) {
 // does with a NodePool whose architecture requirement has minValues (docs/karpenter.md,
 // "minValues"): `kubernetes.io/arch In [amd64, arm64]` with `minValues: 2` serves a Pod that
 // admits both (its NodeClaim may be either), and not one pinned to one of them ("minValues
-// requirement is not met"). The policy counts such a pool for both architectures, so a Pod whose
-// images run on one of them is pinned to it and then waits: this records the fact its docs state.
+// requirement is not met"). The policy counts such a pool only for a Pod whose images run on both
+// (docs/karpenter.md): this records the fact that rule follows.
 func TestKarpenterMinValues(t *testing.T) {
 	if os.Getenv("K8S_E2E_SETTINGS") != "karpenter" {
 		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")

@@ -121,7 +121,23 @@ fn settle_with_pools(
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
     let with_pools = pools_of(settings, |os| {
-        node_pools::architectures(pools, os, tolerations, settings)
+        // What the images run on for that OS: the policy pins the Pod to no more.
+        let images = if os == facts.constraints.os {
+            Some(&facts.image_common)
+        } else {
+            facts
+                .others
+                .iter()
+                .find(|other| other.constraints.os == os)
+                .map(|other| &other.image_common)
+        };
+        match images {
+            Some(images) => {
+                let usable = node_pools::meeting_min_values(pools, images);
+                node_pools::architectures(&usable, os, tolerations, settings)
+            }
+            None => node_pools::architectures(pools, os, tolerations, settings),
+        }
     });
     settle_from_nodes(pod, facts, cluster, &with_pools, warnings.to_vec())
 }

@@ -12,6 +12,9 @@
 //!   architecture is any architecture the cloud provider offers: every architecture (less those
 //!   `NotIn` excludes), since the NodePool does not say which the provider has. No requirement on
 //!   the OS is Linux and Windows.
+//! - A requirement on the architecture with `minValues` m: Karpenter creates a node for a Pod
+//!   only when the Pod admits m of the pool's architectures, so the pool counts only for a Pod
+//!   whose images run on m of them (`meeting_min_values`).
 //! - A Pod uses it only when it tolerates every `NoSchedule` and `NoExecute` taint of its template
 //!   (`spec.template.spec.taints`; `startupTaints` need not be, `PreferNoSchedule` taints are
 //!   tolerated in the end), with its own tolerations and those `architectureTolerations` gives it
@@ -87,6 +90,9 @@ pub struct NodePool {
     pub architecture: Possible,
     /// Its `NoSchedule` and `NoExecute` taints.
     pub taints: Vec<Taint>,
+    /// The largest `minValues` of its requirements on the architecture (0: none): Karpenter
+    /// creates a node from it only for a Pod that admits that many of its architectures.
+    pub architecture_min_values: usize,
 }
 
 /// Reads the host's answer to the NodePool list: the NodePools Karpenter provisions from (the
@@ -120,6 +126,7 @@ fn read_one(pool: &Value) -> Option<NodePool> {
         except: Architectures::new(),
     };
     let mut architecture = os.clone();
+    let mut architecture_min_values = 0;
     let mut narrow = |key: &str, possible: Possible| match key {
         platform::OS_LABEL | platform::BETA_OS_LABEL => os = os.clone().and(possible),
         platform::ARCH_LABEL | platform::BETA_ARCH_LABEL => {
@@ -143,6 +150,11 @@ fn read_one(pool: &Value) -> Option<NodePool> {
         let Some(key) = requirement["key"].as_str() else {
             continue;
         };
+        if matches!(key, platform::ARCH_LABEL | platform::BETA_ARCH_LABEL) {
+            let min_values = requirement["minValues"].as_u64().unwrap_or_default();
+            architecture_min_values =
+                architecture_min_values.max(usize::try_from(min_values).unwrap_or(usize::MAX));
+        }
         let values = label_values(
             requirement["values"]
                 .as_array()
@@ -179,6 +191,7 @@ fn read_one(pool: &Value) -> Option<NodePool> {
         os,
         architecture,
         taints,
+        architecture_min_values,
     })
 }
 
@@ -268,6 +281,23 @@ pub fn architectures(
     found
 }
 
+/// The pools that can create a node for a Pod whose images run on `images`: a pool whose
+/// requirement on the architecture has `minValues` m serves only a Pod that admits m of its
+/// architectures (Karpenter: "minValues requirement is not met"), and the policy pins a Pod to
+/// the architectures its images run on at most.
+pub fn meeting_min_values(pools: &[NodePool], images: &Architectures) -> Vec<NodePool> {
+    let any = platform::every_architecture();
+    pools
+        .iter()
+        .filter(|pool| {
+            pool.architecture_min_values <= 1
+                || pool.architecture.among(&any).intersection(images).count()
+                    >= pool.architecture_min_values
+        })
+        .cloned()
+        .collect()
+}
+
 /// Whether a failed NodePool list means that no NodePool counts: Karpenter's CRDs are not
 /// installed (the host's discovery finds no `karpenter.sh/v1` `NodePool`), or the policy's
 /// `contextAwareResources` do not list NodePools (the operator has not let it read them; the
@@ -315,6 +345,30 @@ mod tests {
 
     fn parse(pools: Vec<Value>) -> Vec<NodePool> {
         parse_list(json!({"items": pools}).to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn min_values_on_the_architecture_keep_a_pool_from_pods_that_admit_fewer() {
+        let pools = parse(vec![
+            pool(json!({"template": {"spec": {"requirements": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"], "minValues": 2},
+                {"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": 20}]}}})),
+            pool(json!({"template": {"spec": {"requirements": [
+                {"key": "beta.kubernetes.io/arch", "operator": "Exists", "minValues": 3}]}}})),
+            pool(json!({"template": {"spec": {"requirements": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}}})),
+        ]);
+        let min_values: Vec<usize> = pools.iter().map(|p| p.architecture_min_values).collect();
+        assert_eq!(min_values, [2, 3, 0]);
+        let serving = |images: &[&str]| -> Vec<usize> {
+            meeting_min_values(&pools, &set(images))
+                .iter()
+                .map(|p| p.architecture_min_values)
+                .collect()
+        };
+        assert_eq!(serving(&["arm64"]), [0]);
+        assert_eq!(serving(&["amd64", "arm64"]), [2, 0]);
+        assert_eq!(serving(&["amd64", "arm64", "s390x"]), [2, 3, 0]);
     }
 
     #[test]
