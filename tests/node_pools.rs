@@ -345,7 +345,8 @@ fn a_node_pool_whose_architecture_needs_min_values_counts_only_for_pods_that_adm
     assert_eq!(
         node_aware(&mut cluster, &arm, json!({})).rejection(),
         "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
-         (setting readNodes: linux Nodes found of amd64)"
+         (setting readNodes: linux Nodes found of amd64; Karpenter NodePools of amd64, arm64 serve only \
+         Pods whose images run on more of their architectures (minValues on kubernetes.io/arch))"
     );
     // A Pod whose images run on both admits both: the pool serves it, and nothing is pinned.
     let both = pod(&["multi:1"], json!({}));

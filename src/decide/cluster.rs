@@ -120,8 +120,11 @@ fn settle_with_pools(
     warnings: &[String],
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
-    let with_pools = pools_of(settings, |os| {
-        // What the images run on for that OS: the policy pins the Pod to no more.
+    let with_pools = |os: &str| {
+        let every = node_pools::architectures(pools, os, tolerations, settings);
+        // What the images run on for that OS: the policy pins the Pod to no more, and a pool
+        // whose minValues on the architecture asks for more of its architectures is not the
+        // Pod's (named in messages).
         let images = if os == facts.constraints.os {
             Some(&facts.image_common)
         } else {
@@ -131,14 +134,19 @@ fn settle_with_pools(
                 .find(|other| other.constraints.os == os)
                 .map(|other| &other.image_common)
         };
-        match images {
+        let counted = match images {
             Some(images) => {
                 let usable = node_pools::meeting_min_values(pools, images);
                 node_pools::architectures(&usable, os, tolerations, settings)
             }
-            None => node_pools::architectures(pools, os, tolerations, settings),
+            None => every.clone(),
+        };
+        Pools {
+            configured: settings.autoscaled(os),
+            min_values_unmet: every.difference(&counted).cloned().collect(),
+            node_pools: counted,
         }
-    });
+    };
     settle_from_nodes(pod, facts, cluster, &with_pools, warnings.to_vec())
 }
 
@@ -151,6 +159,7 @@ pub(super) fn pools_of<'a>(
     move |os| Pools {
         configured: settings.autoscaled(os),
         node_pools: node_pools(os),
+        min_values_unmet: Architectures::new(),
     }
 }
 

@@ -97,6 +97,10 @@ pub fn selector(os: &str, operator: &str, architectures: &Architectures) -> Opti
 pub struct Pools {
     pub configured: Architectures,
     pub node_pools: Architectures,
+    /// The architectures of NodePools left out because the Pod's images run on fewer of their
+    /// architectures than their `minValues` on the architecture asks
+    /// (`node_pools::meeting_min_values`): messages name them.
+    pub min_values_unmet: Architectures,
 }
 
 impl Pools {
@@ -123,6 +127,12 @@ impl Pools {
             note.push_str(&format!(
                 "; Karpenter NodePools can create {}",
                 platform::join(&self.node_pools, ", ")
+            ));
+        }
+        if !self.min_values_unmet.is_empty() {
+            note.push_str(&format!(
+                "; Karpenter NodePools of {} serve only Pods whose images run on more of their architectures (minValues on kubernetes.io/arch)",
+                platform::join(&self.min_values_unmet, ", ")
             ));
         }
         note
