@@ -79,14 +79,7 @@ func TestKarpenterInAControlPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := registry.Start(t, p.SeedRegistry)
-	cp := controlplane.Start(t)
-	if err := karpenter.InstallCRDs(ctx, cp.Config); err != nil {
-		t.Fatal(err)
-	}
-	env, err := karpenter.New(ctx, cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp, env := karpenterControlPlane(ctx, t)
 	// The fixed case's arm64 pool first; the pools drawn after it.
 	pools := karpenterPools(seed)
 	if err := karpenter.CreatePool(ctx, env.Client, pools[0]); err != nil {
@@ -482,14 +475,7 @@ func TestKarpenterMinValues(t *testing.T) {
 		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")
 	}
 	ctx := context.Background()
-	cp := controlplane.Start(t)
-	if err := karpenter.InstallCRDs(ctx, cp.Config); err != nil {
-		t.Fatal(err)
-	}
-	env, err := karpenter.New(ctx, cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, env := karpenterControlPlane(ctx, t)
 	pool := karpenter.Pool{Name: "amd64-and-arm64", Requirements: []v1.NodeSelectorRequirement{
 		{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}}, ArchitectureMinValues: 2}
 	if err := karpenter.CreatePool(ctx, env.Client, pool); err != nil {
@@ -529,4 +515,19 @@ func TestKarpenterMinValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// karpenterControlPlane starts a control plane with Karpenter's CRDs and Karpenter's
+// provisioner on it.
+func karpenterControlPlane(ctx context.Context, t *testing.T) (*controlplane.ControlPlane, *karpenter.Env) {
+	t.Helper()
+	cp := controlplane.Start(t)
+	if err := karpenter.InstallCRDs(ctx, cp.Config); err != nil {
+		t.Fatal(err)
+	}
+	env, err := karpenter.New(ctx, cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp, env
 }
