@@ -120,6 +120,7 @@ fn settle_with_pools(
     warnings: &[String],
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
+    let min_values = pools.iter().any(|pool| pool.architecture_min_values > 1);
     let with_pools = |os: &str| {
         let every = node_pools::architectures(pools, os, tolerations, settings);
         // What the images run on for that OS: the policy pins the Pod to no more, and a pool
@@ -134,7 +135,7 @@ fn settle_with_pools(
                 .find(|other| other.constraints.os == os)
                 .map(|other| &other.image_common)
         };
-        let counted = match images {
+        let counted = match images.filter(|_| min_values) {
             Some(images) => {
                 let usable = node_pools::meeting_min_values(pools, images);
                 node_pools::architectures(&usable, os, tolerations, settings)
