@@ -19,10 +19,10 @@ import (
 //   - without readNodes: accepted unchanged without a warning (the README's table: "a new Pod
 //     bound to a node ... accepted unchanged, no lookup": the settings' contract);
 //   - with readNodes: never patched (the scheduler does not place it); a lookup that fails is
-//     onLookupFailure's (reject: refused; accept: unchanged); a Node that runs the Pod (its spec.os
-//     and every image looked up) and whose kubelet admits it: accepted; a Node that does not run
-//     it: refused (onNoCommonArchitecture: accept: accepted unchanged with a warning). Where the
-//     Node's kubelet refuses the Pod anyway (its nodeSelector or required terms exclude the
+//     onLookupFailure's (reject: refused; accept: unchanged); a Node that runs every image looked
+//     up: accepted; a Node that does not: refused (onNoCommonArchitecture: accept: accepted
+//     unchanged with a warning). Judged first, before any lookup: where the
+//     Node's kubelet refuses the Pod anyway (its nodeSelector, required terms or spec.os exclude the
 //     Node), nothing runs there whatever the policy says: counted.
 
 // drawCreatedBound binds one Pod in ten, at its creation, to one of c's Nodes (never the
@@ -52,7 +52,7 @@ const (
 	skipBound = "b, c, d: created bound (judged on its Node instead)"
 	// skipBoundKubelet: the Node's kubelet refuses the Pod whatever the policy says (its
 	// nodeSelector or required terms exclude the Node).
-	skipBoundKubelet = "created bound: the Node's kubelet refuses the Pod anyway (its nodeSelector or required terms exclude the Node)"
+	skipBoundKubelet = "created bound: the Node's kubelet refuses the Pod anyway (its nodeSelector, required terms or spec.os exclude the Node)"
 )
 
 // judgeBound judges the answer to a Pod created bound (see above); known and missing are its
@@ -77,6 +77,13 @@ func judgeBound(c *Case, v *Verdict, warnings []string, known []image, missing b
 		return
 	}
 	node := &c.Nodes[i]
+	// The Node's kubelet refuses the Pod whatever the policy says (its nodeSelector or required
+	// terms exclude the Node, or its spec.os names another OS): nothing runs there, and the
+	// policy may refuse it before any lookup.
+	if admitted, _ := oracle.Matcher(c.Template)(node); !admitted || !specOSAllows(c.Template, node.Labels[osLabel]) {
+		v.skipped(skipBoundKubelet)
+		return
+	}
 	switch lookup := c.Settings.OnLookupFailureOrDefault(); {
 	case missing && lookup == "reject":
 		if !v.Rejected {
@@ -89,16 +96,13 @@ func judgeBound(c *Case, v *Verdict, warnings []string, known []image, missing b
 		}
 		return
 	}
-	runs := specOSAllows(c.Template, node.Labels[osLabel]) && runsAll(known, node, c.builds())
-	admitted, _ := oracle.Matcher(c.Template)(node)
+	runs := runsAll(known, node, c.builds())
 	at := fmt.Sprintf("%s (%s/%s)", node.Name, node.Labels[osLabel], node.Labels[archLabel])
 	switch {
-	case !admitted:
-		v.skipped(skipBoundKubelet)
 	case runs && v.Rejected:
 		fail("a Pod created bound to %s, which runs it, was refused", at)
 	case !runs && c.Settings.OnNoCommonArchitectureOrDefault() == "reject" && !v.Rejected:
-		fail("a Pod created bound to %s, which does not run it (its spec.os or images), was accepted", at)
+		fail("a Pod created bound to %s, which does not run its images, was accepted", at)
 	case !runs && c.Settings.OnNoCommonArchitectureOrDefault() == "accept" && (v.Rejected || len(warnings) == 0):
 		fail("a Pod created bound to %s, which does not run it, under onNoCommonArchitecture: accept: want accepted with a warning, got rejected=%v warnings=%q", at, v.Rejected, warnings)
 	}

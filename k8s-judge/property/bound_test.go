@@ -17,6 +17,7 @@ import (
 // a warning under static settings (the README's table), and not judged where the Node's kubelet
 // refuses it anyway.
 func TestJudgeBound(t *testing.T) {
+	windowsNode := node(v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "windows-amd64"}}, "windows", "amd64", "10.0.20348")
 	amd64Node := node(v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "linux-amd64"}}, "linux", "amd64", "")
 	arm64Node := node(v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "linux-arm64"}}, "linux", "arm64", "")
 	missing := image{ref: "r/missing:1", missing: true}
@@ -27,6 +28,7 @@ func TestJudgeBound(t *testing.T) {
 		boundTo            string
 		images             []image
 		nodeSelector       map[string]string
+		specOS             string
 		rejected, patched  bool
 		warnings           []string
 		violation, skipped string
@@ -40,7 +42,7 @@ func TestJudgeBound(t *testing.T) {
 		{name: "readNodes, the Node runs it, refused", settings: readNodes, boundTo: "linux-amd64", images: []image{linuxAmd64}, rejected: true,
 			violation: "a Pod created bound to linux-amd64 (linux/amd64), which runs it, was refused", onTheNode: true},
 		{name: "readNodes, the Node does not run it, accepted", settings: readNodes, boundTo: "linux-arm64", images: []image{linuxAmd64},
-			violation: "a Pod created bound to linux-arm64 (linux/arm64), which does not run it (its spec.os or images), was accepted", onTheNode: true},
+			violation: "a Pod created bound to linux-arm64 (linux/arm64), which does not run its images, was accepted", onTheNode: true},
 		{name: "readNodes, the Node does not run it, refused", settings: readNodes, boundTo: "linux-arm64", images: []image{linuxAmd64}, rejected: true,
 			onTheNode: true},
 		{name: "readNodes, onNoCommonArchitecture: accept, accepted with a warning",
@@ -51,12 +53,18 @@ func TestJudgeBound(t *testing.T) {
 		{name: "readNodes, a failed lookup under reject, accepted",
 			settings: settings.Settings{ReadNodes: true, OnLookupFailure: "reject"}, boundTo: "linux-amd64", images: []image{linuxAmd64, missing},
 			violation: "onLookupFailure: reject was accepted", onTheNode: true},
+		{name: "readNodes, spec.os linux on a Windows Node, a failed lookup under accept, refused: the kubelet refuses it",
+			settings: settings.Settings{ReadNodes: true, OnLookupFailure: "accept"}, boundTo: "windows-amd64", specOS: "linux",
+			images: []image{missing}, rejected: true, skipped: skipBoundKubelet, onTheNode: true},
 		{name: "readNodes, its nodeSelector excludes the Node: the kubelet refuses it", settings: readNodes, boundTo: "linux-arm64",
 			images: []image{linuxAmd64}, nodeSelector: map[string]string{archLabel: "amd64"}, skipped: skipBoundKubelet, onTheNode: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := v1.Pod{Spec: v1.PodSpec{NodeName: tc.boundTo, NodeSelector: tc.nodeSelector}}
-			c := &Case{Nodes: []v1.Node{amd64Node, arm64Node}, Settings: tc.settings, Kind: "Pod", Template: &pod, images: map[string]image{}}
+			if tc.specOS != "" {
+				pod.Spec.OS = &v1.PodOS{Name: v1.OSName(tc.specOS)}
+			}
+			c := &Case{Nodes: []v1.Node{amd64Node, arm64Node, windowsNode}, Settings: tc.settings, Kind: "Pod", Template: &pod, images: map[string]image{}}
 			for i, img := range tc.images {
 				pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: string(rune('a' + i)), Image: img.ref})
 				c.images[img.ref] = img
