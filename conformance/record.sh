@@ -119,6 +119,9 @@ record pin-image-platforms-os "imagePlatforms: an entry's architectures are buil
 # ---- rejections and their messages ----
 pod_request "$(containers "$R/multi/windows-only:1.0" "$R/multi/oci-index:1.0")"
 record reject-windows-only-on-linux "A Windows-only image on a linux Pod: rejected, naming each image"
+pod_request "$(containers "$R/multi/windows-only:1.0" | jq -c '. + {os: {name: "windows"}}')"
+record reject-os-not-in-cluster "A Windows Pod in a cluster of Linux nodes (clusterOperatingSystems): refused before any lookup" \
+  --settings-json '{"clusterOperatingSystems":["linux"]}'
 pod_request "$(containers "$R/multi/s390x-only:1.0" "$R/single/arm64-oci:1.0")"
 record reject-no-common-architecture "Images sharing no architecture: rejected"
 record warn-no-common-architecture "Images sharing no architecture, onNoCommonArchitecture: accept: accepted with a warning" \

@@ -172,6 +172,46 @@ fn refusals_and_images_that_run_anywhere_are_as_in_a_cluster_of_one_os() {
 }
 
 #[test]
+fn a_pod_of_an_os_cluster_operating_systems_does_not_list_is_refused_before_any_lookup() {
+    // Found by k8s-judge (issue 43): such a Pod was pinned to its OS, and waited for ever.
+    let linux_only = json!({"clusterOperatingSystems": ["linux"]});
+    let windows_pod = pod(
+        &["ghcr.io/org/windows:1"],
+        json!({"os": {"name": "windows"}}),
+    );
+    let r = run(&windows_pod, linux_only.clone());
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod runs only on windows nodes, but the cluster's nodes are of linux (setting clusterOperatingSystems)"
+    );
+    assert_eq!(r.calls, Vec::<String>::new());
+    // Its required terms (or nodeSelector) choose the OS just as well.
+    let by_terms = pod(
+        &["ghcr.io/org/windows:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]}}}}),
+    );
+    assert_eq!(
+        run(&by_terms, linux_only.clone()).rejection(),
+        r.rejection()
+    );
+    // onNoCommonArchitecture: accept: accepted unchanged, with the reason as a warning.
+    let r = run(
+        &windows_pod,
+        json!({"clusterOperatingSystems": ["linux"], "onNoCommonArchitecture": "accept"}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings, vec!["image-arch-affinity: the Pod runs only on windows nodes, but the cluster's nodes are of linux (setting clusterOperatingSystems) (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)".to_string()]);
+    // Without the list, the cluster is taken to have the Pod's own OS: pinned as before.
+    run(
+        &windows_pod,
+        json!({"schedulableArchitectures": ["amd64", "arm64"]}),
+    )
+    .assert_patch(json!([add_annotation("amd64"), add_required(&["amd64"])]));
+}
+
+#[test]
 fn a_template_under_mutate_is_pinned_like_a_pod() {
     let template = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
     let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",

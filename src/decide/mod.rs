@@ -154,6 +154,19 @@ fn steps(
         let refusal = message::no_node_os(&constraints.os, subject.name);
         return Err(refuse(refusal, &mut Vec::new(), settings));
     }
+    if !settings.read_nodes
+        && !subject.after_admission
+        && !settings.cluster_operating_systems.is_empty()
+        && !settings.cluster_operating_systems.contains(&constraints.os)
+    {
+        // The settings say the cluster has no node of that OS (docs/windows.md).
+        let refusal = message::os_not_in_cluster(
+            &constraints.os,
+            &settings.cluster_operating_systems,
+            subject.name,
+        );
+        return Err(refuse(refusal, &mut Vec::new(), settings));
+    }
     // 3, 4. What every image runs on.
     let mut warnings = Vec::new();
     let resolved = resolve::resolve_images(images, settings, registry);

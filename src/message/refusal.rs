@@ -18,6 +18,18 @@ pub(crate) fn no_node_os(os: &str, subject: &str) -> Refusal {
     )
 }
 
+/// A Pod of an OS `clusterOperatingSystems` does not list: no node of the cluster runs it.
+pub(crate) fn os_not_in_cluster(os: &str, listed: &[String], subject: &str) -> Refusal {
+    Refusal::new(
+        format!("{PREFIX}: the {subject} runs only on "),
+        format!("{os} nodes"),
+        format!(
+            ", but the cluster's nodes are of {} (setting clusterOperatingSystems)",
+            listed.join(", ")
+        ),
+    )
+}
+
 /// The images run only where the cluster has no nodes (`schedulable`: the setting, or the Nodes
 /// read): the same sentence either way, the setting named last.
 pub(crate) fn no_schedulable(
