@@ -95,6 +95,10 @@ const (
 	// cluster had a Node of an architecture the lists it read do not rule out, one the images
 	// run on (which lists it reads is the policy's).
 	checkDRefusals = "d, refusals, no Node of its OS"
+	// checkDOSOutside: d. before any lookup: static settings whose clusterOperatingSystems name
+	// no OS of the nodes that admit the Pod (outsideClusterOSes): refused (onNoCommonArchitecture:
+	// accept: accepted unchanged with a warning) whatever its images.
+	checkDOSOutside = "d, only nodes of OSes the settings exclude admit it"
 	// checkValidate: a workload template under validate is not changed.
 	checkValidate = "validate"
 	// checkB: b., on at least one Node (of any OS).
@@ -164,7 +168,7 @@ const (
 )
 
 // checks are the checks in the order the counts print them.
-var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDByNodes, checkDByPools, checkDByContract, checkDRefusals, checkValidate, checkB, checkBAdmitted,
+var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDByNodes, checkDByPools, checkDByContract, checkDRefusals, checkDOSOutside, checkValidate, checkB, checkBAdmitted,
 	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkBDeclared, checkBDeclaredAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
 	checkByDigest, checkMirrored, checkShortName, checkNestedIndex, checkBound, checkBoundNode,
 	checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}
@@ -391,6 +395,26 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	}
 	mode := c.templateMode()
 
+	// d., before any lookup: only nodes of OSes the settings say the cluster has none of admit
+	// the Pod (the scheduler's matcher and the kubelet's spec.os): no image changes that it runs
+	// nowhere.
+	if outsideClusterOSes(c) {
+		v.judged(checkD, checkDOSOutside, checkDByContract)
+		noCommon := c.Settings.OnNoCommonArchitectureOrDefault()
+		switch {
+		case noCommon == "reject" && !v.Rejected:
+			fail("d. only nodes of an OS clusterOperatingSystems does not list (%s) admit the %s, but it was accepted", strings.Join(c.Settings.ClusterOperatingSystems, ", "), c.Kind)
+		case noCommon == "accept" && (v.Rejected || v.Patched || len(response.Warnings) == 0):
+			fail("only nodes of an OS clusterOperatingSystems does not list admit it, under onNoCommonArchitecture: accept: want accepted unchanged with a warning, got rejected=%v patched=%v warnings=%q", v.Rejected, v.Patched, response.Warnings)
+		}
+		if v.Rejected {
+			v.skipped(skipRejected)
+		} else {
+			v.skipped(skipNothingRuns)
+		}
+		return v, nil
+	}
+
 	switch lookup := c.Settings.OnLookupFailureOrDefault(); {
 	case missing && lookup == "reject":
 		v.judged(checkLookup)
@@ -437,28 +461,34 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// d.
 	builds := c.builds()
 	os := podOS(c, c.Template)
-	// The OSes the policy decides the Pod for: its own, or, for a Pod that does not choose its
-	// OS in a cluster of several, each OS its constraints admit and its images run on (issue 31).
-	oses := podOSes(c, c.Template, known)
-	// runnable: the nodes of the universe, of those OSes, that the original Pod admits and that
-	// run every image. With readNodes and no Node nor pool of one of them (noNode), the policy
+	// The OSes the settings say the cluster's nodes have (clusterOSes: the contract), not the
+	// policy's rules of which OS it decides a Pod for: the scheduler's filters (the original
+	// Pod's node affinity) and the kubelet's (its spec.os) say which of their nodes admit it.
+	everyOS := clusterOSes(c, os)
+	oses := everyOS
+	// runnable: the nodes of the universe, of those OSes, that the original Pod admits (the
+	// scheduler's matcher and the kubelet's spec.os) and that run every image. With readNodes
+	// and no Node nor pool of the Pod's own OS (noNode) where some of them are, the policy
 	// decides for it as if the cluster had a Node of an architecture the lists it read do not
-	// rule out: a refusal is wrong only when a node of every architecture the images run on (of
-	// that OS) is admitted (sure), or when an OS with Nodes has runnable nodes (sure); asIf: some
-	// of them are, not all.
-	var runnable []string
+	// rule out: a refusal is wrong only when a node of every architecture the images run on
+	// (of that OS) is admitted (sure), or when an OS with Nodes has runnable nodes (sure);
+	// asIf: some of them are, not all.
+	var runnable, judgedOSes []string
 	var noNode, sure, asIf bool
 	// onNodes: a Node of the cluster (its labels: Kubernetes' matcher, taints left out as for
-	// the universe) of those OSes is admitted by the original Pod and runs every image. Where
-	// that says what runnable says, the cluster's Nodes decide d.; else nodes only the settings
-	// declare do (the contract: schedulableArchitectures, every architecture, autoscaled pools,
+	// the universe) of those OSes is admitted by the original Pod and runs it. Where that says
+	// what runnable says, the cluster's Nodes decide d.; else nodes only the settings declare
+	// do (the contract: schedulableArchitectures, every architecture, autoscaled pools,
 	// NodePools' requirements as docs/karpenter.md counts them).
 	onNodes := false
 	matches := oracle.Matcher(c.Template)
+	runsHere := func(n *v1.Node) bool {
+		return runsAll(known, n, builds) && specOSAllows(c.Template, n.Labels[osLabel])
+	}
 	for _, o := range oses {
 		for i := range c.Nodes {
 			n := &c.Nodes[i]
-			if n.Labels[osLabel] == o && runsAll(known, n, builds) {
+			if n.Labels[osLabel] == o && runsHere(n) {
 				ok, _ := matches(n)
 				onNodes = onNodes || ok
 			}
@@ -468,7 +498,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 		imageArches, runnableArches := map[string]bool{}, map[string]bool{}
 		var here []string
 		for _, node := range universe(c, o) {
-			if !runsAll(known, &node, builds) {
+			if !runsHere(&node) {
 				continue
 			}
 			imageArches[node.Labels[archLabel]] = true
@@ -478,7 +508,10 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			}
 		}
 		runnable = append(runnable, here...)
-		if !c.readNodes() || len(seen(c, o)) > 0 {
+		if len(here) > 0 {
+			judgedOSes = append(judgedOSes, o)
+		}
+		if !c.readNodes() || len(seen(c, o)) > 0 || len(here) == 0 {
 			sure = sure || len(here) > 0
 			continue
 		}
@@ -487,8 +520,11 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 		for arch := range imageArches {
 			excluded = excluded || !runnableArches[arch]
 		}
-		sure = sure || len(here) > 0 && !excluded
-		asIf = asIf || len(here) > 0 && excluded
+		sure = sure || !excluded
+		asIf = asIf || excluded
+	}
+	if len(judgedOSes) > 0 {
+		oses = judgedOSes
 	}
 	osText := strings.Join(oses, " or ")
 	noCommon := c.Settings.OnNoCommonArchitectureOrDefault()
@@ -546,7 +582,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 		}
 		serving := ""
 		for _, platform := range sortedPlatforms(launched) {
-			if runs, _ := servedOn(c.Template, platform, known, builds); runs != nil && slices.Contains(oses, platformOS(platform)) {
+			if runs, _ := servedOn(c.Template, platform, known, builds); runs != nil && slices.Contains(everyOS, platformOS(platform)) {
 				serving = platform
 				break
 			}

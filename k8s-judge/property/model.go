@@ -383,6 +383,61 @@ func (c *Case) severalOSes() bool {
 	return false
 }
 
+// clusterOSes are the OSes of the nodes the settings say the cluster may have (the settings'
+// contract, README): with static settings, clusterOperatingSystems, else podOS alone ("the Pods'
+// own OS": the generator omits the list only on a cluster of one OS); with readNodes, each OS
+// with a Node or pool, and podOS (docs/node-aware.md: a Pod whose OS has no Node nor pool is
+// decided as if the cluster had one). Which of their nodes admit a Pod is the scheduler's and
+// the kubelet's business (oracle.Matcher, specOSAllows), not a rule of the policy's.
+func clusterOSes(c *Case, podOS string) []string {
+	if !c.readNodes() {
+		if len(c.Settings.ClusterOperatingSystems) > 0 {
+			return slices.Clone(c.Settings.ClusterOperatingSystems)
+		}
+		return []string{podOS}
+	}
+	var oses []string
+	for _, os := range nodeOSes {
+		if len(seen(c, os)) > 0 {
+			oses = append(oses, os)
+		}
+	}
+	return appendNew(oses, podOS)
+}
+
+// outsideClusterOSes says whether c's static settings list clusterOperatingSystems and only nodes
+// of other OSes admit c's Pod: no node of a listed OS, of any architecture, build, labels and
+// name (probes), is admitted by its node affinity (the scheduler's matcher) and its spec.os (the
+// kubelet), and one of another OS is.
+func outsideClusterOSes(c *Case) bool {
+	if c.readNodes() || len(c.Settings.ClusterOperatingSystems) == 0 {
+		return false
+	}
+	matches := oracle.Matcher(c.Template)
+	admitted := func(os string) bool {
+		if !specOSAllows(c.Template, os) {
+			return false
+		}
+		for _, probe := range probes(c, os) {
+			if ok, _ := matches(&probe); ok {
+				return true
+			}
+		}
+		return false
+	}
+	outside := false
+	for _, os := range nodeOSes {
+		if !admitted(os) {
+			continue
+		}
+		if slices.Contains(c.Settings.ClusterOperatingSystems, os) {
+			return false
+		}
+		outside = true
+	}
+	return outside
+}
+
 // nodeOSes are the OSes nodes report in kubernetes.io/os.
 var nodeOSes = []string{"linux", "windows"}
 
