@@ -243,6 +243,15 @@ record nodes-karpenter-pool "readNodes: a Karpenter NodePool of arm64 at zero No
   list_pools "$(node_pool both '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64","arm64"],"minValues":2},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
 pod_request "$(containers $N/arm64-only:1.0)"
 record nodes-karpenter-min-values "readNodes: a Karpenter NodePool of amd64 and arm64 with minValues 2 on the architecture: not an arm64-only Pod's (refused)" --session "$S" "${readnodes[@]}"
+# The same pool and a Pod whose image runs on both, whose own nodeSelector asks for arm64: it
+# admits one of the pool's architectures, so the pool is not its either (refused).
+{ oci $N/multi:1.0 linux/amd64 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64)" "$EMPTY"
+  list_pools "$(node_pool both '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64","arm64"],"minValues":2},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
+pod_request "$(containers $N/multi:1.0 | jq -c '. + {nodeSelector: {"kubernetes.io/arch": "arm64"}}')"
+record nodes-karpenter-min-values-own-selector "readNodes: the NodePool of minValues 2 on the architecture and a Pod whose nodeSelector asks for arm64 (its image runs on both): not the Pod's (refused)" --session "$S" "${readnodes[@]}"
 # A virtual-kubelet Node (AKS virtual nodes on ACI): no kubernetes.io/arch nor kubernetes.io/os
 # label, tainted, a kubelet status of amd64.
 virtual_node=$(node virtual-node-aci-linux linux amd64 | jq -c '.metadata.labels = {"type": "virtual-kubelet",

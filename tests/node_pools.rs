@@ -360,3 +360,26 @@ fn a_node_pool_whose_architecture_needs_min_values_counts_only_for_pods_that_adm
     node_aware(&mut cluster, &arm, json!({}))
         .assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
 }
+
+#[test]
+fn min_values_count_only_the_architectures_the_pod_itself_admits() {
+    // Seen while building k8s-judge's under-refusal check on Karpenter's scheduler (issue 43): a
+    // Pod whose own nodeSelector asks for arm64 admits one of the pool's architectures, whatever
+    // its images run on; Karpenter never creates a node for it from a pool of minValues 2.
+    let mut requirements = arch(&["amd64", "arm64"]);
+    requirements[0]["minValues"] = json!(2);
+    let mut cluster = amd64_cluster(vec![node_pool("both", requirements, json!([]))]);
+    let arm = pod(
+        &["multi:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "arm64"}}),
+    );
+    assert_eq!(
+        node_aware(&mut cluster, &arm, json!({})).rejection(),
+        "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=arm64 asks for arm64 nodes, but the cluster \
+         has none (setting readNodes: linux Nodes found of amd64; Karpenter NodePools of amd64, arm64 serve only \
+         Pods whose images run on more of their architectures (minValues on kubernetes.io/arch)); of those, its \
+         images run on: amd64"
+    );
+    // Without the nodeSelector it admits both: the pool serves it, nothing pinned.
+    node_aware(&mut cluster, &pod(&["multi:1"], json!({})), json!({})).assert_accepted_unchanged();
+}

@@ -127,17 +127,17 @@ fn settle_with_pools(
         // whose minValues on the architecture asks for more of its architectures is not the
         // Pod's (named in messages).
         let images = if os == facts.constraints.os {
-            Some(&facts.image_common)
+            Some((&facts.image_common, &facts.constraints))
         } else {
             facts
                 .others
                 .iter()
                 .find(|other| other.constraints.os == os)
-                .map(|other| &other.image_common)
+                .map(|other| (&other.image_common, &other.constraints))
         };
         let counted = match images.filter(|_| min_values) {
-            Some(images) => {
-                let usable = node_pools::meeting_min_values(pools, images);
+            Some((images, constraints)) => {
+                let usable = node_pools::meeting_min_values(pools, images, constraints);
                 node_pools::architectures(&usable, os, tolerations, settings)
             }
             None => every.clone(),

@@ -13,8 +13,9 @@
 //!   `NotIn` excludes), since the NodePool does not say which the provider has. No requirement on
 //!   the OS is Linux and Windows.
 //! - A requirement on the architecture with `minValues` m: Karpenter creates a node for a Pod
-//!   only when the Pod admits m of the pool's architectures, so the pool counts only for a Pod
-//!   whose images run on m of them (`meeting_min_values`).
+//!   only when the Pod admits m of the pool's architectures (by its nodeSelector and one required
+//!   term), so the pool counts only for a Pod whose images run on m of them that it admits so
+//!   (`meeting_min_values`).
 //! - A Pod uses it only when it tolerates every `NoSchedule` and `NoExecute` taint of its template
 //!   (`spec.template.spec.taints`; `startupTaints` need not be, `PreferNoSchedule` taints are
 //!   tolerated in the end), with its own tolerations and those `architectureTolerations` gives it
@@ -28,6 +29,7 @@ use serde_json::Value;
 use crate::host::host_error;
 use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
 use crate::read::cache::ClusterCache;
+use crate::read::constraint::Constraints;
 use crate::settings::names::check_label_value;
 use crate::settings::{Settings, Toleration};
 
@@ -281,18 +283,35 @@ pub fn architectures(
     found
 }
 
-/// The pools that can create a node for a Pod whose images run on `images`: a pool whose
-/// requirement on the architecture has `minValues` m serves only a Pod that admits m of its
-/// architectures (Karpenter: "minValues requirement is not met"), and the policy pins a Pod to
-/// the architectures its images run on at most.
-pub fn meeting_min_values(pools: &[NodePool], images: &Architectures) -> Vec<NodePool> {
+/// The pools that can create a node for a Pod of `constraints` whose images run on `images`: a
+/// pool whose requirement on the architecture has `minValues` m serves only a Pod that admits m
+/// of its architectures (Karpenter: "minValues requirement is not met"), by its nodeSelector and
+/// one of its required terms (Karpenter relaxes the terms one at a time), and the policy pins a
+/// Pod to the architectures its images run on at most.
+pub fn meeting_min_values(
+    pools: &[NodePool],
+    images: &Architectures,
+    constraints: &Constraints,
+) -> Vec<NodePool> {
     let any = platform::every_architecture();
+    let admitted: Vec<Architectures> = match &constraints.terms {
+        None => vec![constraints.selector_admits().among(&any)],
+        Some(terms) => (0..terms.len())
+            .map(|index| constraints.term_admits(index).among(&any))
+            .collect(),
+    };
     pools
         .iter()
         .filter(|pool| {
+            let offered = pool.architecture.among(&any);
             pool.architecture_min_values <= 1
-                || pool.architecture.among(&any).intersection(images).count()
-                    >= pool.architecture_min_values
+                || admitted.iter().any(|admits| {
+                    offered
+                        .intersection(images)
+                        .filter(|arch| admits.contains(*arch))
+                        .count()
+                        >= pool.architecture_min_values
+                })
         })
         .cloned()
         .collect()
@@ -360,15 +379,33 @@ mod tests {
         ]);
         let min_values: Vec<usize> = pools.iter().map(|p| p.architecture_min_values).collect();
         assert_eq!(min_values, [2, 3, 0]);
-        let serving = |images: &[&str]| -> Vec<usize> {
-            meeting_min_values(&pools, &set(images))
+        let serving_pod = |images: &[&str], pod: Value| -> Vec<usize> {
+            let constraints = Constraints::read_pod(&pod, "linux");
+            meeting_min_values(&pools, &set(images), &constraints)
                 .iter()
                 .map(|p| p.architecture_min_values)
                 .collect()
         };
+        let serving = |images: &[&str]| serving_pod(images, json!({"spec": {}}));
         assert_eq!(serving(&["arm64"]), [0]);
         assert_eq!(serving(&["amd64", "arm64"]), [2, 0]);
         assert_eq!(serving(&["amd64", "arm64", "s390x"]), [2, 3, 0]);
+        // The Pod's own constraints count too: a nodeSelector on arm64 admits one architecture.
+        let arm_selector = json!({"spec": {"nodeSelector": {"kubernetes.io/arch": "arm64"}}});
+        assert_eq!(serving_pod(&["amd64", "arm64"], arm_selector), [0]);
+        // Karpenter relaxes ORed terms one at a time: one term must admit enough by itself.
+        let term = |values: &[&str]| {
+            json!({"matchExpressions": [
+            {"key": "kubernetes.io/arch", "operator": "In", "values": values}]})
+        };
+        let terms = |list: Vec<Value>| {
+            json!({"spec": {"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list}}}}})
+        };
+        let one_each = terms(vec![term(&["amd64"]), term(&["arm64"])]);
+        assert_eq!(serving_pod(&["amd64", "arm64"], one_each), [0]);
+        let both = terms(vec![term(&["s390x"]), term(&["amd64", "arm64"])]);
+        assert_eq!(serving_pod(&["amd64", "arm64"], both), [2, 0]);
     }
 
     #[test]
