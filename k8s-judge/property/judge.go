@@ -135,6 +135,10 @@ const (
 	// of the original Pod (pools.go: launches), a Node of a platform of the Pod's OS that runs
 	// it: the Pod must not be refused.
 	checkDPools = "d, NodePool serves (Karpenter)"
+	// checkDPoolsNone: d. by Karpenter's under-refusal half: accepted where only NodePools can
+	// serve the Pod (no Node nor autoscaled pool runs it) and Karpenter's scheduler launches
+	// nothing that runs it: failed unless the contract explains it (Verdict.Pools says how).
+	checkDPoolsNone = "d, accepted, no NodePool serves it (Karpenter)"
 	// checkBPools: b. on the Nodes Karpenter's simulation of the returned Pod launches from the
 	// NodePools: each runs it.
 	checkBPools = "b, NodePool Nodes (Karpenter)"
@@ -169,7 +173,7 @@ const (
 
 // checks are the checks in the order the counts print them.
 var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDByNodes, checkDByPools, checkDByContract, checkDRefusals, checkDOSOutside, checkValidate, checkB, checkBAdmitted,
-	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkBDeclared, checkBDeclaredAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkBPools,
+	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkBDeclared, checkBDeclaredAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkDPoolsNone, checkBPools,
 	checkByDigest, checkMirrored, checkShortName, checkNestedIndex, checkBound, checkBoundNode,
 	checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}
 
@@ -593,10 +597,31 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			if v.Rejected {
 				fail("d. rejected, but Karpenter's simulation of the Pod launches a %s Node from NodePool %s, which runs it: %s", serving, launched[serving], response.Message())
 			}
-		case !v.Rejected && !runsOnANode(c, known, builds):
-			v.Pools = poolsOwnConstraints
-			if len(launched) > 0 {
+		case !v.Rejected && len(runnable) > 0 && !noNode && !servedWithoutNodePools(c, everyOS, matches, runsHere):
+			// Accepted where only NodePools can serve it (the policy counts their architectures
+			// as docs/karpenter.md says), and Karpenter's scheduler launches nothing that runs
+			// it: counted where the contract explains it (a pool's architecture the kwok
+			// provider does not offer; the Pod's own constraints on labels the policy does not
+			// read: Karpenter serves the Pod with its architecture and OS constraints alone),
+			// failed otherwise.
+			v.judged(checkDPoolsNone)
+			if notOffered(c, everyOS, known, builds) {
 				v.Pools = poolsNotOffered
+				break
+			}
+			stripped := archAndOSOnly(c.Template)
+			relaxed, err := launches(c, stripped, true)
+			if err != nil {
+				return v, err
+			}
+			for _, platform := range sortedPlatforms(relaxed) {
+				if runs, _ := servedOn(stripped, platform, known, builds); runs != nil {
+					v.Pools = poolsOwnConstraints
+					break
+				}
+			}
+			if v.Pools == "" {
+				fail("d. accepted where only NodePools can serve it (no Node nor autoscaled pool runs it), but Karpenter's scheduler launches no Node that runs it from them, the Pod kept to any platform with its architecture's tolerations (launched: %v)", launched)
 			}
 		}
 	}
@@ -860,8 +885,84 @@ const (
 	poolsOwnConstraints = "accepted, no Node nor NodePool serves it in Karpenter's simulation: its own constraints exclude the pools (not read by the policy)"
 	// Pools launch for it, but none a platform its images run on: the policy counted an
 	// architecture the kwok provider does not offer (a pool that lists none: every architecture).
-	poolsNotOffered = "accepted, the NodePools launch only Nodes that do not run it: the policy counts architectures the kwok provider does not offer"
+	poolsNotOffered = "accepted, no NodePool serves it in Karpenter's simulation: the policy counts a pool's architecture the kwok provider offers no instance type of (an architecture, or an instance family, it does not have)"
 )
+
+// servedWithoutNodePools says whether a node of the universe but those of NodePools (the
+// cluster's Nodes' platforms, autoscaledArchitectures pools), of oses, admits c's Pod (matches)
+// and runs it (runsHere).
+func servedWithoutNodePools(c *Case, oses []string, matches func(*v1.Node) (bool, error), runsHere func(*v1.Node) bool) bool {
+	for _, o := range oses {
+		for _, n := range append(clusterNodesOf(c, o), nodesOf(c, o, c.pools(o), windowsBuilds)...) {
+			if ok, _ := matches(&n); ok && runsHere(&n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notOffered says whether the policy may count, for c's Pod, a NodePool for an architecture of
+// one of oses (poolArchesOf) that every image runs on, of which Karpenter's scheduler launches no
+// Node from that pool for a Pod that asks for that platform and pool alone and tolerates every
+// taint: the cloud offers none
+// (the kwok provider has amd64 and arm64 only, of instance families c, m and s), which the
+// policy cannot know.
+func notOffered(c *Case, oses []string, known []image, builds bool) bool {
+	if karpenterEnv == nil {
+		return false
+	}
+	for _, pool := range c.counted() {
+		for _, o := range oses {
+			for _, arch := range poolArchesOf(c, pool, o) {
+				runs := false
+				for _, n := range nodesOf(c, o, []string{arch}, windowsBuilds) {
+					runs = runs || runsAll(known, &n, builds)
+				}
+				if !runs {
+					continue
+				}
+				bare := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "default"}, Spec: v1.PodSpec{
+					NodeSelector: map[string]string{osLabel: o, archLabel: arch, poolLabel: pool.Name},
+					Tolerations:  []v1.Toleration{{Operator: v1.TolerationOpExists}},
+					Containers:   []v1.Container{{Name: "c", Image: "bare"}}}}
+				if launched, err := karpenterEnv.Platforms(bare); err == nil && len(launched) == 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// archAndOSOnly is pod with only its constraints on the architecture and OS labels (stable and
+// beta): its nodeSelector's entries on them, and each required term's expressions on them; a
+// term left with none (or naming Nodes only) admits every node, and so does the Pod then.
+func archAndOSOnly(pod *v1.Pod) *v1.Pod {
+	keys := []string{archLabel, betaArchLabel, osLabel, betaOSLabel}
+	out := pod.DeepCopy()
+	for key := range out.Spec.NodeSelector {
+		if !slices.Contains(keys, key) {
+			delete(out.Spec.NodeSelector, key)
+		}
+	}
+	a := out.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return out
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	for i := range terms {
+		terms[i].MatchFields = nil
+		terms[i].MatchExpressions = slices.DeleteFunc(terms[i].MatchExpressions, func(r v1.NodeSelectorRequirement) bool {
+			return !slices.Contains(keys, r.Key)
+		})
+		if len(terms[i].MatchExpressions) == 0 {
+			a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = nil
+			return out
+		}
+	}
+	return out
+}
 
 // runsOnANode says whether a Node of c's cluster admits the original Pod and runs it.
 func runsOnANode(c *Case, known []image, builds bool) bool {

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"pgregory.net/rapid"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
@@ -19,24 +20,20 @@ import (
 )
 
 // Karpenter's NodePools (karpenter.sh/v1) in the property: with readNodes, a case may have 0 to 3
-// of them, created in the property's control plane, which the policy lists through its host
-// (docs/karpenter.md). What a pool can create is read with Karpenter's own code
-// (sigs.k8s.io/karpenter/pkg/scheduling), never a model of ours:
+// of them (one time in ten 4 to 6), created in the property's control plane, which the policy
+// lists through its host (docs/karpenter.md). What the pools launch for a Pod is Karpenter's
+// scheduler's answer (launches: Provisioner.NewScheduler and Scheduler.Solve on that control
+// plane, through karpenter.Env.Platforms), never a model of ours: which pools count, their
+// weights, requirements (and their template's labels), taints (and the toleration of
+// PreferNoSchedule taints its preference relaxation adds), minValues and limits, each required
+// term alone, the kwok provider's instance types (amd64 and arm64, Linux and Windows) and
+// offerings.
 //
-//   - which pools count: karpenter.Counted (Provisioner.NewScheduler's filter: not static, Ready
-//     True, not being deleted);
-//   - the pool's requirements: scheduling.NewNodeSelectorRequirementsWithMinValues of
-//     spec.template.spec.requirements, plus scheduling.NewLabelRequirements of the template's
-//     labels (NewNodeClaimTemplate);
-//   - a Pod's requirements against them: scheduling.NewStrictPodRequirements of the Pod with each
-//     required term alone (Karpenter relaxes the terms one at a time),
-//     Requirements.Compatible(..., scheduling.AllowUndefinedWellKnownLabels) and the instance
-//     type's Requirements.Intersects;
-//   - taints: scheduling.Taints(spec.template.spec.taints).Tolerates, with the toleration of
-//     PreferNoSchedule taints Karpenter's preference relaxation adds
-//     (toleratePreferNoScheduleTaints);
-//   - the Nodes a pool launches: the kwok provider's instance types (amd64 and arm64, Linux and
-//     Windows; kwok.ConstructInstanceTypes).
+// poolArches is the settings' contract instead: the architectures docs/karpenter.md says the
+// policy counts for a pool (read with Karpenter's requirement types: karpenter.Counted,
+// scheduling.NewNodeSelectorRequirementsWithMinValues, Requirements.Compatible,
+// scheduling.Taints.Tolerates). The policy cannot know what the cloud offers: a pool that names
+// s390x counts for it, though the kwok provider launches none.
 
 // instanceTypes are the kwok provider's instance types, made once.
 var instanceTypes = sync.OnceValues(func() ([]*cloudprovider.InstanceType, error) {
@@ -87,68 +84,192 @@ func poolArches(c *Case, os string) []string {
 	}
 	var arches []string
 	for _, pool := range c.counted() {
-		requirements := poolRequirements(pool)
-		for _, arch := range everyArch {
-			platform := scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelArchStable, v1.NodeSelectorOpIn, arch),
-				scheduling.NewRequirement(v1.LabelOSStable, v1.NodeSelectorOpIn, os))
-			if requirements.Compatible(platform, scheduling.AllowUndefinedWellKnownLabels) != nil {
-				continue
-			}
-			tolerations := append(slices.Clone(c.Template.Spec.Tolerations), c.Settings.ArchitectureTolerations[arch]...)
-			if tolerates(pool, tolerations) {
-				arches = appendNew(arches, arch)
-			}
-		}
+		arches = append(arches, poolArchesOf(c, pool, os)...)
 	}
+	arches = slices.Compact(sortedCopy(arches))
 	c.poolArches[os] = arches
 	return arches
 }
 
-// launches are the platforms ("os/arch") Karpenter launches Nodes of for pod from c's NodePools
-// (those that count), each with the pool: for each pool, each kwok instance type and each
-// required term of the Pod alone, the pool's requirements compatible with the Pod's, the
-// instance type's intersecting both, an offering available, and the pool's taints tolerated by
-// the Pod's tolerations (and, with extra, those architectureTolerations gives for the
-// instance type's architecture: the policy adds them when it pins). A term that names a Node
-// (matchFields In) is left out: no Node Karpenter launches has that name.
-func launches(c *Case, pod *v1.Pod, extra bool) (map[string]string, error) {
-	its, err := instanceTypes()
-	if err != nil {
-		return nil, err
+// poolArchesOf are the architectures of os the policy counts pool for, for c's Pod (poolArches).
+func poolArchesOf(c *Case, pool karpenter.Pool, os string) []string {
+	requirements := poolRequirements(pool)
+	if !meetsMinValues(c, pool, requirements, os) {
+		return nil
 	}
+	var arches []string
+	for _, arch := range everyArch {
+		platform := scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelArchStable, v1.NodeSelectorOpIn, arch),
+			scheduling.NewRequirement(v1.LabelOSStable, v1.NodeSelectorOpIn, os))
+		if requirements.Compatible(platform, scheduling.AllowUndefinedWellKnownLabels) != nil {
+			continue
+		}
+		tolerations := append(slices.Clone(c.Template.Spec.Tolerations), c.Settings.ArchitectureTolerations[arch]...)
+		if tolerates(pool, tolerations) {
+			arches = append(arches, arch)
+		}
+	}
+	return arches
+}
+
+func sortedCopy(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return out
+}
+
+// meetsMinValues says whether pool counts for c's Pod of os under its minValues on the
+// architecture, as docs/karpenter.md says the policy counts it: a pool whose requirement on the
+// architecture has minValues m counts only for a Pod that admits, by its nodeSelector and one
+// required term (Karpenter relaxes the terms one at a time), m of its architectures that its
+// images (those looked up) run on (of any build): the policy pins it to no more.
+func meetsMinValues(c *Case, pool karpenter.Pool, requirements scheduling.Requirements, os string) bool {
+	if pool.ArchitectureMinValues <= 1 {
+		return true
+	}
+	known := c.known()
+	for _, one := range karpenter.Terms(c.Template) {
+		matches, runs := oracle.Matcher(one), 0
+		for _, arch := range everyArch {
+			if !requirements.Get(v1.LabelArchStable).Has(arch) {
+				continue
+			}
+			for _, n := range nodesOf(c, os, []string{arch}, windowsBuilds) {
+				if ok, _ := matches(&n); ok && runsAll(known, &n, c.builds()) {
+					runs++
+					break
+				}
+			}
+		}
+		if runs >= pool.ArchitectureMinValues {
+			return true
+		}
+	}
+	return false
+}
+
+// karpenterEnv is Karpenter's provisioner on the property's control plane, whose NodePools are
+// the case's (TestPolicyJudgedByKubernetes starts it); launches runs its scheduler.
+var karpenterEnv *karpenter.Env
+
+// poolLabel is the label of the NodePool a Node comes from (karpenter.sh/nodepool): a Pod that
+// selects it is served by that pool only.
+const poolLabel = "karpenter.sh/nodepool"
+
+// launches are the platforms ("os/arch") of the Nodes Karpenter's scheduler (Scheduler.Solve,
+// karpenter.Env.Platforms: each required term alone, the pools' weights, requirements, taints,
+// minValues and limits, the kwok instance types and offerings) launches for pod from c's
+// NodePools, each with the pool. A term that names a Node (matchFields In) is left out: no Node
+// Karpenter launches has that name.
+//
+//   - anyPlatform (the original Pod, d. by Karpenter): for each platform the kwok provider offers,
+//     pod kept to it (a nodeSelector on its OS and architecture, as a pin keeps it) with the
+//     tolerations architectureTolerations gives that architecture (the policy adds them when it
+//     pins): a Node of it Karpenter launches for the Pod so kept;
+//   - else (the returned Pod, b. by Karpenter): for each pool that counts, pod kept to it (a
+//     nodeSelector on karpenter.sh/nodepool): the Nodes it launches, were the pools of more
+//     weight at their limits.
+func launches(c *Case, pod *v1.Pod, anyPlatform bool) (map[string]string, error) {
 	out := map[string]string{}
-	for _, pool := range c.counted() {
-		for _, one := range karpenter.Terms(pod) {
-			if namesANode(one) {
-				continue
+	simulated := withoutNamingTerms(pod)
+	if simulated == nil || len(c.counted()) == 0 {
+		return out, nil
+	}
+	if karpenterEnv == nil {
+		return nil, fmt.Errorf("no Karpenter provisioner: the property's control plane starts one")
+	}
+	type variant struct {
+		pod      *v1.Pod
+		platform string
+	}
+	var variants []variant
+	keep := func(labels map[string]string, tolerations []v1.Toleration) *v1.Pod {
+		kept := simulated.DeepCopy()
+		for key, value := range labels {
+			if have, set := kept.Spec.NodeSelector[key]; set && have != value {
+				return nil
 			}
-			podRequirements := scheduling.NewStrictPodRequirements(one)
-			requirements := poolRequirements(pool)
-			if requirements.Compatible(podRequirements, scheduling.AllowUndefinedWellKnownLabels) != nil {
-				continue
+			if kept.Spec.NodeSelector == nil {
+				kept.Spec.NodeSelector = map[string]string{}
 			}
-			requirements.Add(podRequirements.Values()...)
-			for _, it := range its {
-				if it.Requirements.Intersects(requirements) != nil || !it.Offerings.Available().HasCompatible(requirements) {
-					continue
-				}
-				arch := it.Requirements.Get(v1.LabelArchStable).Any()
-				tolerations := slices.Clone(one.Spec.Tolerations)
-				if extra {
-					tolerations = append(tolerations, c.Settings.ArchitectureTolerations[arch]...)
-				}
-				if !tolerates(pool, tolerations) {
-					continue
-				}
-				for _, os := range it.Requirements.Get(v1.LabelOSStable).Values() {
-					if _, seen := out[os+"/"+arch]; !seen {
-						out[os+"/"+arch] = pool.Name
-					}
-				}
+			kept.Spec.NodeSelector[key] = value
+		}
+		kept.Spec.Tolerations = append(kept.Spec.Tolerations, tolerations...)
+		return kept
+	}
+	if anyPlatform {
+		platforms, err := offeredPlatforms()
+		if err != nil {
+			return nil, err
+		}
+		for _, platform := range platforms {
+			os, arch := platformOS(platform), platform[len(platformOS(platform))+1:]
+			if kept := keep(map[string]string{osLabel: os, archLabel: arch}, c.Settings.ArchitectureTolerations[arch]); kept != nil {
+				variants = append(variants, variant{kept, platform})
+			}
+		}
+	} else {
+		for _, pool := range c.counted() {
+			if kept := keep(map[string]string{poolLabel: pool.Name}, nil); kept != nil {
+				variants = append(variants, variant{kept, ""})
+			}
+		}
+	}
+	for _, v := range variants {
+		platforms, err := karpenterEnv.Platforms(v.pod)
+		if err != nil {
+			return nil, err
+		}
+		for platform, pool := range platforms {
+			if _, seen := out[platform]; !seen && (v.platform == "" || v.platform == platform) {
+				out[platform] = pool
 			}
 		}
 	}
 	return out, nil
+}
+
+// offeredPlatforms are the platforms ("os/arch") of the kwok provider's instance types.
+func offeredPlatforms() ([]string, error) {
+	its, err := instanceTypes()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, it := range its {
+		for _, os := range it.Requirements.Get(v1.LabelOSStable).Values() {
+			for _, arch := range it.Requirements.Get(v1.LabelArchStable).Values() {
+				out = appendNew(out, os+"/"+arch)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// withoutNamingTerms is pod without its required terms that name a Node (matchFields In), nil
+// when every term does (no Node Karpenter launches has that name).
+func withoutNamingTerms(pod *v1.Pod) *v1.Pod {
+	var kept []v1.NodeSelectorTerm
+	named := false
+	for _, one := range karpenter.Terms(pod) {
+		if namesANode(one) {
+			named = true
+			continue
+		}
+		if a := one.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			kept = append(kept, a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms...)
+		}
+	}
+	if !named {
+		return pod
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	out := pod.DeepCopy()
+	out.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = kept
+	return out
 }
 
 // namesANode says whether pod's (one) required term has matchFields In: a Node's name.
@@ -167,16 +288,19 @@ func namesANode(pod *v1.Pod) bool {
 	return false
 }
 
-// platformNodes are the nodes of platform ("os/arch") a pool may launch, with no other label:
-// one, or, for Windows, one of each build (a pool names none; the cloud's image decides).
+// platformNodes are the nodes of platform ("os/arch") a pool may launch, with no other label
+// but the beta OS and architecture labels, which the kubelet sets too
+// (pkg/kubelet/kubelet_node_status.go, initialNode): one, or, for Windows, one of each build (a
+// pool names none; the cloud's image decides).
 func platformNodes(platform string) []v1.Node {
 	os, arch := platformOS(platform), platform[len(platformOS(platform))+1:]
+	kubelet := v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{betaArchLabel: "", betaOSLabel: ""}}}
 	if os != "windows" {
-		return []v1.Node{node(v1.Node{}, os, arch, "")}
+		return []v1.Node{node(kubelet, os, arch, "")}
 	}
 	var out []v1.Node
 	for _, b := range windowsBuilds {
-		out = append(out, node(v1.Node{}, os, arch, b))
+		out = append(out, node(kubelet, os, arch, b))
 	}
 	return out
 }
@@ -221,8 +345,10 @@ func sortedPlatforms(platforms map[string]string) []string {
 	return keys
 }
 
-// instanceFamilyLabel and instanceFamilies are the kwok provider's instance families (each
-// of amd64 and arm64, Linux and Windows instance types).
+// instanceFamilyLabel and instanceFamilies are the kwok provider's instance families (c, m and
+// s, each of amd64 and arm64, Linux and Windows instance types) and e, which it does not have (a
+// pool that requires it alone launches nothing: Karpenter's scheduler says so, the policy cannot
+// know it).
 const instanceFamilyLabel = "karpenter.kwok.sh/instance-family"
 
 var instanceFamilies = []string{"c", "s", "m", "e"}
@@ -247,6 +373,11 @@ func drawPools(t *rapid.T) []karpenter.Pool {
 		case "arch":
 			key := rapid.SampledFrom([]string{archLabel, archLabel, betaArchLabel}).Draw(t, "NodePool arch key")
 			pool.Requirements = []v1.NodeSelectorRequirement{in(key, subset(t, nodeArches, "NodePool arch")...)}
+			// minValues on the architecture (Karpenter's scheduler applies it; the policy reads
+			// it: docs/karpenter.md).
+			if values := len(pool.Requirements[0].Values); key == archLabel && values > 1 && chance(t, "NodePool arch minValues", 3) {
+				pool.ArchitectureMinValues = rapid.IntRange(2, values).Draw(t, "NodePool arch minValues")
+			}
 		case "unconstrained":
 		case "tainted":
 			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(nodeArches[:2]).Draw(t, "tainted NodePool arch"))}

@@ -1,6 +1,8 @@
 package property
 
 import (
+	"maps"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -63,5 +65,56 @@ func TestPoolArches(t *testing.T) {
 				t.Errorf("poolArches = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestArchAndOSOnly: the Pod Karpenter is asked to serve with its architecture and OS constraints
+// alone (d.'s under-refusal by Karpenter): other keys and names dropped, a term left with none
+// admitting every node.
+func TestArchAndOSOnly(t *testing.T) {
+	req := func(key string, values ...string) v1.NodeSelectorRequirement {
+		return v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}
+	}
+	withTerms := func(terms ...v1.NodeSelectorTerm) *v1.Pod {
+		return &v1.Pod{Spec: v1.PodSpec{NodeSelector: map[string]string{archLabel: "arm64", "tier": "1"},
+			Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: terms}}}}}
+	}
+	named := v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{req("metadata.name", "n1")}}
+	for _, tc := range []struct {
+		name  string
+		pod   *v1.Pod
+		terms []v1.NodeSelectorTerm // nil: no required node affinity left
+	}{
+		{name: "other keys dropped", pod: withTerms(v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{req(zoneLabel, "a"), req(osLabel, "linux")}}),
+			terms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{req(osLabel, "linux")}}}},
+		{name: "a term with no arch or OS expression admits every node", pod: withTerms(
+			v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{req(betaArchLabel, "amd64")}},
+			v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{req(zoneLabel, "a")}})},
+		{name: "a term naming a Node admits every node", pod: withTerms(named)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := archAndOSOnly(tc.pod)
+			if want := map[string]string{archLabel: "arm64"}; !maps.Equal(got.Spec.NodeSelector, want) {
+				t.Errorf("nodeSelector %v, want %v", got.Spec.NodeSelector, want)
+			}
+			required := got.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+			switch {
+			case tc.terms == nil && required != nil:
+				t.Errorf("required terms %v, want none", required.NodeSelectorTerms)
+			case tc.terms != nil && (required == nil || !reflect.DeepEqual(required.NodeSelectorTerms, tc.terms)):
+				t.Errorf("required %v, want terms %v", required, tc.terms)
+			}
+			if tc.pod.Spec.NodeSelector["tier"] != "1" {
+				t.Error("the original Pod was changed")
+			}
+		})
+	}
+	// withoutNamingTerms: a term that names a Node is left out; nil when every term does.
+	if withoutNamingTerms(withTerms(named)) != nil {
+		t.Error("withoutNamingTerms kept a Pod whose only term names a Node")
+	}
+	kept := withoutNamingTerms(withTerms(named, v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{req(archLabel, "amd64")}}))
+	if terms := kept.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms; len(terms) != 1 || len(terms[0].MatchFields) != 0 {
+		t.Errorf("withoutNamingTerms kept %v, want the term on the architecture alone", terms)
 	}
 }

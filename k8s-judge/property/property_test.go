@@ -95,6 +95,10 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Karpenter's provisioner, whose scheduler says what the NodePools launch (pools.go).
+	if karpenterEnv, err = karpenter.New(context.Background(), cluster.Config); err != nil {
+		t.Fatal(err)
+	}
 	h := host(t, p, reg, cluster.Kubeconfig)
 	counts, started := map[string]int{}, time.Now()
 	judged, updates = newTally(), newUpdateTally()
@@ -181,6 +185,9 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		}
 		if len(c.counted()) > 0 {
 			counts["with NodePools that count (Ready, not static)"]++
+		}
+		if slices.ContainsFunc(c.NodePools, func(p karpenter.Pool) bool { return p.ArchitectureMinValues > 1 }) {
+			counts["with a NodePool of minValues on the architecture"]++
 		}
 		if verdict.PoolBuild {
 			counts["b. by Karpenter: a Windows build a NodePool may launch does not run the returned Pod (pinWindowsBuild, no build pinned; not judged)"]++

@@ -98,6 +98,10 @@ const (
 	// Pod, a Node that runs it (pools.go): 4.3% (RAPID_SEED 1 only, 2,000 cases, with issue
 	// 32's policy; 22% of the cases have NodePools, 20% some that count).
 	minShareDPools = 0.02
+	// d.'s under-refusal by Karpenter judged: accepted where only NodePools can serve the Pod
+	// (checkDPoolsNone): 1.6%, 0.8%, 0.6% (2,000 cases of RAPID_SEED 1, 42, 2026, Karpenter's
+	// scheduler and minValues drawn).
+	minShareDPoolsNone = 0.003
 	// b. by Karpenter judged: Karpenter's simulation of the returned Pod launches Nodes from
 	// the NodePools: 3.5% (RAPID_SEED 1 only, 2,000 cases).
 	minShareBPools = 0.015
@@ -233,6 +237,7 @@ var minimums = []struct {
 	{"Pods created bound judged", judgedCount(checkBound), minShareBound},
 	{"Pods created bound judged on their Node (readNodes)", judgedCount(checkBoundNode), minShareBoundNode},
 	{"NodePools: d. judged by Karpenter's simulation (a NodePool serves the Pod)", judgedCount(checkDPools), minShareDPools},
+	{"NodePools: d.'s under-refusal judged by Karpenter's scheduler (only NodePools can serve an accepted Pod)", judgedCount(checkDPoolsNone), minShareDPoolsNone},
 	{"NodePools: b. judged on the Nodes Karpenter's simulation launches", judgedCount(checkBPools), minShareBPools},
 	{"tolerations judged", judgedCount(checkTolerations), minShareTolerations},
 	{"tolerations judged on a patched Pod with its own", judgedCount(checkTolerationsKept), minShareTolerationsKept},
