@@ -57,6 +57,7 @@ pub fn evaluate(
             let subject = Subject {
                 name: "Pod",
                 daemon_set: false,
+                one_per_node: false,
                 after_admission: false,
                 adds_terms: true,
             };

@@ -346,7 +346,7 @@ fn a_node_pool_whose_architecture_needs_min_values_counts_only_for_pods_that_adm
         node_aware(&mut cluster, &arm, json!({})).rejection(),
         "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
          (setting readNodes: linux Nodes found of amd64; Karpenter NodePools of amd64, arm64 serve only \
-         Pods whose images run on more of their architectures (minValues on kubernetes.io/arch))"
+         Pods that admit, and whose images run on, more of their architectures (minValues on kubernetes.io/arch))"
     );
     // A Pod whose images run on both admits both: the pool serves it, and nothing is pinned.
     let both = pod(&["multi:1"], json!({}));
@@ -377,7 +377,7 @@ fn min_values_count_only_the_architectures_the_pod_itself_admits() {
         node_aware(&mut cluster, &arm, json!({})).rejection(),
         "image-arch-affinity: the Pod's nodeSelector kubernetes.io/arch=arm64 asks for arm64 nodes, but the cluster \
          has none (setting readNodes: linux Nodes found of amd64; Karpenter NodePools of amd64, arm64 serve only \
-         Pods whose images run on more of their architectures (minValues on kubernetes.io/arch)); of those, its \
+         Pods that admit, and whose images run on, more of their architectures (minValues on kubernetes.io/arch)); of those, its \
          images run on: amd64"
     );
     // Without the nodeSelector it admits both: the pool serves it, nothing pinned.

@@ -488,3 +488,36 @@ fn daemonset_warning_reads_the_template_nodeselector_and_terms_as_one() {
           Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
     );
 }
+
+#[test]
+fn a_daemon_set_of_an_os_cluster_operating_systems_does_not_list_is_warned_not_refused() {
+    // Charts ship a Linux and a Windows DaemonSet side by side: in a cluster the settings say is
+    // of Linux, the Windows one creates no Pod. Under either template mode: unchanged, warned;
+    // a Deployment of it is refused (its Pods would wait for ever).
+    let mut windows = workload("DaemonSet", &["ghcr.io/org/windows:1"]);
+    windows["spec"]["template"]["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "windows"});
+    for mode in ["validate", "mutate"] {
+        assert_eq!(
+            daemon_set_warnings(
+                &windows,
+                json!({"clusterOperatingSystems": ["linux"], "daemonSetTemplates": mode})
+            ),
+            ["image-arch-affinity: the Pod template runs only on windows nodes, but the cluster's nodes \
+              are of linux (setting clusterOperatingSystems): the DaemonSet creates no Pod (accepted unchanged)"]
+        );
+    }
+    let mut deployment = windows.clone();
+    deployment["kind"] = json!("Deployment");
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "CREATE",
+        &deployment,
+        &settings(json!({"clusterOperatingSystems": ["linux"]})),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod template runs only on windows nodes, but the cluster's nodes are \
+         of linux (setting clusterOperatingSystems)"
+    );
+}

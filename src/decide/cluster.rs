@@ -123,9 +123,9 @@ fn settle_with_pools(
     let min_values = pools.iter().any(|pool| pool.architecture_min_values > 1);
     let with_pools = |os: &str| {
         let every = node_pools::architectures(pools, os, tolerations, settings);
-        // What the images run on for that OS: the policy pins the Pod to no more, and a pool
-        // whose minValues on the architecture asks for more of its architectures is not the
-        // Pod's (named in messages).
+        // What the images run on for that OS, and the Pod's own constraints: the policy pins
+        // the Pod to no more, and a pool whose minValues on the architecture asks for more of its
+        // architectures than the Pod admits by one term is not the Pod's (named in messages).
         let images = if os == facts.constraints.os {
             Some((&facts.image_common, &facts.constraints))
         } else {

@@ -91,6 +91,7 @@ pub fn decide_update(
     let mut subject = Subject {
         name: "Pod",
         daemon_set: false,
+        one_per_node: false,
         after_admission: true,
         adds_terms: false,
     };
@@ -159,12 +160,18 @@ fn steps(
         && !settings.cluster_operating_systems.is_empty()
         && !settings.cluster_operating_systems.contains(&constraints.os)
     {
-        // The settings say the cluster has no node of that OS (docs/windows.md).
+        // The settings say the cluster has no node of that OS (docs/windows.md). A DaemonSet
+        // creates no Pod there: warned, not refused (charts ship a Linux and a Windows one).
         let refusal = message::os_not_in_cluster(
             &constraints.os,
             &settings.cluster_operating_systems,
             subject.name,
         );
+        if subject.one_per_node {
+            return Err(Outcome::Unchanged(vec![
+                message::daemon_set_os_not_in_cluster(&refusal),
+            ]));
+        }
         return Err(refuse(refusal, &mut Vec::new(), settings));
     }
     // 3, 4. What every image runs on.

@@ -53,6 +53,9 @@ pub struct Subject<'a> {
     pub name: &'a str,
     /// A DaemonSet's template under `validate`: warn about the nodes its Pods will fail on.
     pub daemon_set: bool,
+    /// A DaemonSet's template (under either mode): its controller creates Pods only on the
+    /// Nodes it selects, none where the cluster has no node of its OS (warned, not refused).
+    pub one_per_node: bool,
     /// A Pod after admission (an UPDATE), whose node affinity can no longer change: judged
     /// against where it is or may go, never edited (`decide_update`).
     pub after_admission: bool,

@@ -114,6 +114,7 @@ pub fn evaluate(
     let subject = Subject {
         name: "Pod template",
         daemon_set: kind == "DaemonSet" && mode == TemplateMode::Validate,
+        one_per_node: kind == "DaemonSet",
         after_admission: false,
         adds_terms: mode == TemplateMode::Mutate,
     };

@@ -30,6 +30,15 @@ pub(crate) fn os_not_in_cluster(os: &str, listed: &[String], subject: &str) -> R
     )
 }
 
+/// The warning of a DaemonSet whose Pods `refusal` (`os_not_in_cluster`) says no node runs:
+/// accepted, it creates none.
+pub(crate) fn daemon_set_os_not_in_cluster(refusal: &Refusal) -> String {
+    format!(
+        "{}: the DaemonSet creates no Pod (accepted unchanged)",
+        refusal.rejection()
+    )
+}
+
 /// The images run only where the cluster has no nodes (`schedulable`: the setting, or the Nodes
 /// read): the same sentence either way, the setting named last.
 pub(crate) fn no_schedulable(

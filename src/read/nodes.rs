@@ -97,8 +97,9 @@ pub fn selector(os: &str, operator: &str, architectures: &Architectures) -> Opti
 pub struct Pools {
     pub configured: Architectures,
     pub node_pools: Architectures,
-    /// The architectures of NodePools left out because the Pod's images run on fewer of their
-    /// architectures than their `minValues` on the architecture asks
+    /// The architectures of NodePools left out because the Pod admits (by its nodeSelector and
+    /// one required term), and its images run on, fewer of their architectures than their
+    /// `minValues` on the architecture asks
     /// (`node_pools::meeting_min_values`): messages name them.
     pub min_values_unmet: Architectures,
 }
@@ -131,7 +132,7 @@ impl Pools {
         }
         if !self.min_values_unmet.is_empty() {
             note.push_str(&format!(
-                "; Karpenter NodePools of {} serve only Pods whose images run on more of their architectures (minValues on kubernetes.io/arch)",
+                "; Karpenter NodePools of {} serve only Pods that admit, and whose images run on, more of their architectures (minValues on kubernetes.io/arch)",
                 platform::join(&self.min_values_unmet, ", ")
             ));
         }
