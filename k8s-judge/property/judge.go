@@ -401,11 +401,16 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 
 	// d., before any lookup: only nodes of OSes the settings say the cluster has none of admit
 	// the Pod (the scheduler's matcher and the kubelet's spec.os): no image changes that it runs
-	// nowhere.
-	if outsideClusterOSes(c) {
+	// nowhere. A DaemonSet none of whose Pods a node of a listed OS admits creates none: refused
+	// or accepted unchanged with a warning, nothing waits (docs/windows.md).
+	noListed, elsewhere := outsideClusterOSes(c)
+	if noListed && (elsewhere || c.Kind == "DaemonSet") {
 		v.judged(checkD, checkDOSOutside, checkDByContract)
 		noCommon := c.Settings.OnNoCommonArchitectureOrDefault()
 		switch {
+		case c.Kind == "DaemonSet" && (v.Patched || !v.Rejected && len(response.Warnings) == 0):
+			fail("no node of an OS clusterOperatingSystems lists admits the DaemonSet's Pods: want refused, or accepted unchanged with a warning (it creates none), got rejected=%v patched=%v warnings=%q", v.Rejected, v.Patched, response.Warnings)
+		case c.Kind == "DaemonSet":
 		case noCommon == "reject" && !v.Rejected:
 			fail("d. only nodes of an OS clusterOperatingSystems does not list (%s) admit the %s, but it was accepted", strings.Join(c.Settings.ClusterOperatingSystems, ", "), c.Kind)
 		case noCommon == "accept" && (v.Rejected || v.Patched || len(response.Warnings) == 0):
@@ -605,7 +610,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			// read: Karpenter serves the Pod with its architecture and OS constraints alone),
 			// failed otherwise.
 			v.judged(checkDPoolsNone)
-			if notOffered(c, everyOS, known, builds) {
+			if notOffered(c, everyOS, matches, known, builds) {
 				v.Pools = poolsNotOffered
 				break
 			}
@@ -883,8 +888,8 @@ const (
 	// The Pod's own constraints (a zone the kwok provider does not offer, a tier, a Node's name)
 	// exclude every pool: the policy does not read them (docs/karpenter.md).
 	poolsOwnConstraints = "accepted, no Node nor NodePool serves it in Karpenter's simulation: its own constraints exclude the pools (not read by the policy)"
-	// Pools launch for it, but none a platform its images run on: the policy counted an
-	// architecture the kwok provider does not offer (a pool that lists none: every architecture).
+	// Every pool the policy may count for it can create nothing for it (notOffered): the policy
+	// counted an architecture, or a pool of an instance family, the kwok provider does not offer.
 	poolsNotOffered = "accepted, no NodePool serves it in Karpenter's simulation: the policy counts a pool's architecture the kwok provider offers no instance type of (an architecture, or an instance family, it does not have)"
 )
 
@@ -902,37 +907,42 @@ func servedWithoutNodePools(c *Case, oses []string, matches func(*v1.Node) (bool
 	return false
 }
 
-// notOffered says whether the policy may count, for c's Pod, a NodePool for an architecture of
-// one of oses (poolArchesOf) that every image runs on, of which Karpenter's scheduler launches no
-// Node from that pool for a Pod that asks for that platform and pool alone and tolerates every
-// taint: the cloud offers none
-// (the kwok provider has amd64 and arm64 only, of instance families c, m and s), which the
-// policy cannot know.
-func notOffered(c *Case, oses []string, known []image, builds bool) bool {
+// notOffered says whether every NodePool the policy may count for c's Pod can create nothing
+// for it: for each pool that counts and each of oses, the architectures the policy counts the
+// pool for (poolArchesOf) that the original Pod admits (matches) and every image runs on; where
+// some are, a Pod kept to that pool, OS and those architectures (the pin's shape), tolerating
+// every taint, gets no Node from Karpenter's scheduler. The cloud offers none (the kwok provider
+// has amd64 and arm64 only, of instance families c, m and s), which the policy cannot know.
+func notOffered(c *Case, oses []string, matches func(*v1.Node) (bool, error), known []image, builds bool) bool {
 	if karpenterEnv == nil {
 		return false
 	}
+	tried := false
 	for _, pool := range c.counted() {
 		for _, o := range oses {
+			var arches []string
 			for _, arch := range poolArchesOf(c, pool, o) {
-				runs := false
 				for _, n := range nodesOf(c, o, []string{arch}, windowsBuilds) {
-					runs = runs || runsAll(known, &n, builds)
+					if ok, _ := matches(&n); ok && runsAll(known, &n, builds) {
+						arches = append(arches, arch)
+						break
+					}
 				}
-				if !runs {
-					continue
-				}
-				bare := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "default"}, Spec: v1.PodSpec{
-					NodeSelector: map[string]string{osLabel: o, archLabel: arch, poolLabel: pool.Name},
-					Tolerations:  []v1.Toleration{{Operator: v1.TolerationOpExists}},
-					Containers:   []v1.Container{{Name: "c", Image: "bare"}}}}
-				if launched, err := karpenterEnv.Platforms(bare); err == nil && len(launched) == 0 {
-					return true
-				}
+			}
+			if len(arches) == 0 {
+				continue
+			}
+			tried = true
+			bare := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: "default"}, Spec: v1.PodSpec{
+				Tolerations: []v1.Toleration{{Operator: v1.TolerationOpExists}},
+				Containers:  []v1.Container{{Name: "c", Image: "bare"}}}}
+			bare = keptTo(bare, map[string]string{osLabel: o, poolLabel: pool.Name}, nil, arches)
+			if launched, err := karpenterEnv.Platforms(bare); err != nil || len(launched) > 0 {
+				return false
 			}
 		}
 	}
-	return false
+	return tried
 }
 
 // archAndOSOnly is pod with only its constraints on the architecture and OS labels (stable and
@@ -962,16 +972,6 @@ func archAndOSOnly(pod *v1.Pod) *v1.Pod {
 		}
 	}
 	return out
-}
-
-// runsOnANode says whether a Node of c's cluster admits the original Pod and runs it.
-func runsOnANode(c *Case, known []image, builds bool) bool {
-	for i := range c.Nodes {
-		if ok, _ := oracle.Admits(c.Template, &c.Nodes[i]); ok && runsAll(known, &c.Nodes[i], builds) && specOSAllows(c.Template, c.Nodes[i].Labels[osLabel]) {
-			return true
-		}
-	}
-	return false
 }
 
 // withTemplate is c with its Pod read from the object as sent (see judge).

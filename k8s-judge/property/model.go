@@ -405,13 +405,13 @@ func clusterOSes(c *Case, podOS string) []string {
 	return appendNew(oses, podOS)
 }
 
-// outsideClusterOSes says whether c's static settings list clusterOperatingSystems and only nodes
-// of other OSes admit c's Pod: no node of a listed OS, of any architecture, build, labels and
-// name (probes), is admitted by its node affinity (the scheduler's matcher) and its spec.os (the
-// kubelet), and one of another OS is.
-func outsideClusterOSes(c *Case) bool {
+// outsideClusterOSes says whether c's static settings list clusterOperatingSystems and no node
+// of a listed OS, of any architecture, build, labels and name (probes), is admitted by c's Pod's
+// node affinity (the scheduler's matcher) and its spec.os (the kubelet): noListed; and whether one
+// of another OS is: elsewhere.
+func outsideClusterOSes(c *Case) (noListed, elsewhere bool) {
 	if c.readNodes() || len(c.Settings.ClusterOperatingSystems) == 0 {
-		return false
+		return false, false
 	}
 	matches := oracle.Matcher(c.Template)
 	admitted := func(os string) bool {
@@ -425,17 +425,17 @@ func outsideClusterOSes(c *Case) bool {
 		}
 		return false
 	}
-	outside := false
+	noListed = true
 	for _, os := range nodeOSes {
-		if !admitted(os) {
-			continue
+		switch {
+		case !admitted(os):
+		case slices.Contains(c.Settings.ClusterOperatingSystems, os):
+			noListed = false
+		default:
+			elsewhere = true
 		}
-		if slices.Contains(c.Settings.ClusterOperatingSystems, os) {
-			return false
-		}
-		outside = true
 	}
-	return outside
+	return noListed, elsewhere
 }
 
 // nodeOSes are the OSes nodes report in kubernetes.io/os.

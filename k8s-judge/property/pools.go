@@ -162,14 +162,15 @@ const poolLabel = "karpenter.sh/nodepool"
 // NodePools, each with the pool. A term that names a Node (matchFields In) is left out: no Node
 // Karpenter launches has that name.
 //
-//   - anyPlatform (the original Pod, d. by Karpenter): for each platform the kwok provider offers,
-//     pod kept to it (a nodeSelector on its OS and architecture, as a pin keeps it) with the
-//     tolerations architectureTolerations gives that architecture (the policy adds them when it
-//     pins): a Node of it Karpenter launches for the Pod so kept;
+//   - pinned (the original Pod, d. by Karpenter): for each OS the kwok provider offers, pod kept
+//     to it and to the architectures its images run on there (the catalog), as a pin keeps it (a
+//     nodeSelector on the OS, kubernetes.io/arch In those in each required term), with the
+//     tolerations architectureTolerations gives those architectures (the policy adds them when
+//     it pins): the Nodes Karpenter launches for the Pod so kept;
 //   - else (the returned Pod, b. by Karpenter): for each pool that counts, pod kept to it (a
 //     nodeSelector on karpenter.sh/nodepool): the Nodes it launches, were the pools of more
 //     weight at their limits.
-func launches(c *Case, pod *v1.Pod, anyPlatform bool) (map[string]string, error) {
+func launches(c *Case, pod *v1.Pod, pinned bool) (map[string]string, error) {
 	out := map[string]string{}
 	simulated := withoutNamingTerms(pod)
 	if simulated == nil || len(c.counted()) == 0 {
@@ -178,55 +179,94 @@ func launches(c *Case, pod *v1.Pod, anyPlatform bool) (map[string]string, error)
 	if karpenterEnv == nil {
 		return nil, fmt.Errorf("no Karpenter provisioner: the property's control plane starts one")
 	}
-	type variant struct {
-		pod      *v1.Pod
-		platform string
-	}
-	var variants []variant
-	keep := func(labels map[string]string, tolerations []v1.Toleration) *v1.Pod {
-		kept := simulated.DeepCopy()
-		for key, value := range labels {
-			if have, set := kept.Spec.NodeSelector[key]; set && have != value {
-				return nil
-			}
-			if kept.Spec.NodeSelector == nil {
-				kept.Spec.NodeSelector = map[string]string{}
-			}
-			kept.Spec.NodeSelector[key] = value
-		}
-		kept.Spec.Tolerations = append(kept.Spec.Tolerations, tolerations...)
-		return kept
-	}
-	if anyPlatform {
+	var variants []*v1.Pod
+	if pinned {
 		platforms, err := offeredPlatforms()
 		if err != nil {
 			return nil, err
 		}
-		for _, platform := range platforms {
-			os, arch := platformOS(platform), platform[len(platformOS(platform))+1:]
-			if kept := keep(map[string]string{osLabel: os, archLabel: arch}, c.Settings.ArchitectureTolerations[arch]); kept != nil {
-				variants = append(variants, variant{kept, platform})
+		known := c.known()
+		for _, os := range nodeOSes {
+			var arches []string
+			var tolerations []v1.Toleration
+			for _, platform := range platforms {
+				arch := platform[len(platformOS(platform))+1:]
+				if platformOS(platform) != os || !runsOnSome(known, os, arch, c.builds()) {
+					continue
+				}
+				arches = append(arches, arch)
+				tolerations = append(tolerations, c.Settings.ArchitectureTolerations[arch]...)
+			}
+			if kept := keptTo(simulated, map[string]string{osLabel: os}, tolerations, arches); kept != nil && len(arches) > 0 {
+				variants = append(variants, kept)
 			}
 		}
 	} else {
 		for _, pool := range c.counted() {
-			if kept := keep(map[string]string{poolLabel: pool.Name}, nil); kept != nil {
-				variants = append(variants, variant{kept, ""})
+			if kept := keptTo(simulated, map[string]string{poolLabel: pool.Name}, nil, nil); kept != nil {
+				variants = append(variants, kept)
 			}
 		}
 	}
-	for _, v := range variants {
-		platforms, err := karpenterEnv.Platforms(v.pod)
+	for _, kept := range variants {
+		platforms, err := karpenterEnv.Platforms(kept)
 		if err != nil {
 			return nil, err
 		}
 		for platform, pool := range platforms {
-			if _, seen := out[platform]; !seen && (v.platform == "" || v.platform == platform) {
+			if _, seen := out[platform]; !seen {
 				out[platform] = pool
 			}
 		}
 	}
 	return out, nil
+}
+
+// runsOnSome says whether a node of os and arch, of some Windows build, runs every image of known.
+func runsOnSome(known []image, os, arch string, builds bool) bool {
+	for _, b := range windowsBuilds {
+		if n := node(v1.Node{}, os, arch, b); runsAll(known, &n, builds) {
+			return true
+		}
+	}
+	return false
+}
+
+// keptTo is pod with the nodeSelector entries labels (nil where its own nodeSelector asks for
+// another value), the tolerations added, and, with arches, kubernetes.io/arch In arches in each
+// required term (one term of it alone when it has none): the pin's shape.
+func keptTo(pod *v1.Pod, labels map[string]string, tolerations []v1.Toleration, arches []string) *v1.Pod {
+	kept := pod.DeepCopy()
+	for key, value := range labels {
+		if have, set := kept.Spec.NodeSelector[key]; set && have != value {
+			return nil
+		}
+		if kept.Spec.NodeSelector == nil {
+			kept.Spec.NodeSelector = map[string]string{}
+		}
+		kept.Spec.NodeSelector[key] = value
+	}
+	kept.Spec.Tolerations = append(kept.Spec.Tolerations, tolerations...)
+	if len(arches) == 0 {
+		return kept
+	}
+	pin := v1.NodeSelectorRequirement{Key: archLabel, Operator: v1.NodeSelectorOpIn, Values: arches}
+	if kept.Spec.Affinity == nil {
+		kept.Spec.Affinity = &v1.Affinity{}
+	}
+	if kept.Spec.Affinity.NodeAffinity == nil {
+		kept.Spec.Affinity.NodeAffinity = &v1.NodeAffinity{}
+	}
+	required := kept.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if required == nil {
+		kept.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{pin}}}}
+		return kept
+	}
+	for i := range required.NodeSelectorTerms {
+		required.NodeSelectorTerms[i].MatchExpressions = append(required.NodeSelectorTerms[i].MatchExpressions, pin)
+	}
+	return kept
 }
 
 // offeredPlatforms are the platforms ("os/arch") of the kwok provider's instance types.
