@@ -135,9 +135,16 @@ func New(ctx context.Context, config *rest.Config) (*Env, error) {
 	cluster := state.NewCluster(clk, c, cloud)
 	prov := provisioning.NewProvisioner(c, events.NewRecorder(&record.FakeRecorder{}), cloud, cluster, clk,
 		deviceallocation.NewController(c), virtualpods.NewVirtualPodCache(c))
-	class := &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: NodeClass}}
-	if err := c.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("KWOKNodeClass: %w", err)
+	// The API server may serve the CRD a moment before its discovery lists the group ("no
+	// matches for karpenter.kwok.sh/v1alpha1"): retried briefly.
+	var created error
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		class := &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: NodeClass}}
+		created = c.Create(ctx, class)
+		return created == nil || apierrors.IsAlreadyExists(created), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("KWOKNodeClass: %w (last error: %v)", err, created)
 	}
 	return &Env{Client: c, Cloud: cloud, Cluster: cluster, Provisioner: prov, InstanceTypes: its, ctx: ctx}, nil
 }
