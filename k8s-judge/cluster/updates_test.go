@@ -41,6 +41,9 @@ const (
 	// An artifact (a Helm chart, a model, Spin's WebAssembly app), an empty index, attestations
 	// only: no build a container runs; the policy's lookup outcome depends on the artifact type.
 	apartPlatformless = "no runnable platform in the catalog (an artifact, an empty index, attestations only)"
+	// apartBundle: an OLM bundle's config labels it (manifests, no binaries): it constrains
+	// nothing (docs/design.md), whatever platform its config names.
+	apartBundle = "an OLM bundle (manifests, no binaries: it constrains nothing)"
 	// An entry with no os (the host cannot read an index entry without the field; the empty
 	// string counts for every OS: the catalog does not tell them apart) or a nested index.
 	apartUnreadable   = "an index entry the catalog does not describe (no os, or a nested index): the lookup may fail"
@@ -77,6 +80,9 @@ func catalogClass(img registry.Image, found bool) string {
 	}
 	if slices.ContainsFunc(img.Platforms, isWasmPlatform) {
 		return apartWasm
+	}
+	if _, bundle := img.Labels[property.OLMBundleLabel]; bundle {
+		return apartBundle
 	}
 	runnable := 0
 	for _, p := range img.Platforms {

@@ -57,6 +57,9 @@ type image struct {
 // opm build one (registry-fixtures' single/olm-bundle).
 const olmBundleLabel = "operators.operatorframework.io.bundle.mediatype.v1"
 
+// OLMBundleLabel is olmBundleLabel, for the control plane's judges.
+const OLMBundleLabel = olmBundleLabel
+
 // singleManifests are the media types of an image manifest (not an index).
 var singleManifests = []string{"application/vnd.oci.image.manifest.v1+json", "application/vnd.docker.distribution.manifest.v2+json"}
 
