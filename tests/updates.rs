@@ -437,3 +437,72 @@ fn a_new_image_that_constrains_no_platform_is_accepted_whatever_the_pods_terms()
     assert_eq!(r.calls, [lookup("ghcr.io/org/wasm-only:1")]);
     assert_eq!(cluster.calls, Vec::<String>::new());
 }
+
+#[test]
+fn a_gated_pod_is_not_refused_for_its_own_constraints_when_its_new_image_constrains_nothing() {
+    // A gated Pod is pinned as on CREATE, but what its own constraints admit is not the UPDATE's
+    // doing: a new image that constrains no platform is accepted, as for any Pod (k8s-judge's
+    // property, RAPID_SEED=17113214762155216571, case 8,237: a gated Pod's nodeSelector asked for
+    // ppc64le where Nodes were amd64, and an image swap that constrains nothing was refused).
+    let wasm = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            "size": 500, "platform": {"architecture": "wasm", "os": "wasi"}}]});
+    let gated = |spec: Value| {
+        let mut spec = spec;
+        spec["schedulingGates"] = json!([{"name": "example.com/wait"}]);
+        pod(&["multi:1"], spec)
+    };
+    let run = |old: &Value, image: &str, settings_json: Value, cluster: &mut FixtureCluster| {
+        let mut registry = FixtureRegistry::new();
+        registry.index("ghcr.io/org/wasm-only:1", &wasm.to_string());
+        let new = swapped(old, image);
+        let settings = settings(settings_json);
+        run_subresource(
+            &mut registry,
+            cluster,
+            "Pod",
+            "UPDATE",
+            "",
+            &new,
+            old,
+            &settings,
+        )
+    };
+    // readNodes: its nodeSelector admits no Node.
+    let ppc64le = gated(json!({"nodeSelector": {"kubernetes.io/arch": "ppc64le"}}));
+    let mut cluster = FixtureCluster::of(vec![node("amd-1", "linux", "amd64")]);
+    let r = run(
+        &ppc64le,
+        "ghcr.io/org/wasm-only:1",
+        json!({"readNodes": true}),
+        &mut cluster,
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, [lookup("ghcr.io/org/wasm-only:1")]);
+    assert_eq!(cluster.calls, Vec::<String>::new());
+    // Without readNodes: a Windows Pod where clusterOperatingSystems lists Linux only. A new
+    // image that constrains nothing is accepted; one that does is refused as on CREATE.
+    let windows = gated(json!({"os": {"name": "windows"}}));
+    let linux_only =
+        || json!({"schedulableArchitectures": ["amd64"], "clusterOperatingSystems": ["linux"]});
+    let mut cluster = FixtureCluster::default();
+    let r = run(
+        &windows,
+        "ghcr.io/org/wasm-only:1",
+        linux_only(),
+        &mut cluster,
+    );
+    r.assert_accepted_unchanged();
+    let r = run(
+        &windows,
+        "ghcr.io/org/amd64-only:1",
+        linux_only(),
+        &mut cluster,
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod runs only on windows nodes, but the cluster's nodes are of linux (setting clusterOperatingSystems)"
+    );
+    assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-only:1")]);
+}

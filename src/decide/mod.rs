@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::host::cluster::Cluster;
 use crate::host::registry::Registry;
-use crate::message::{self};
+use crate::message::{self, Refusal};
 use crate::platform::{self, Architectures};
 use crate::read::cache::{ClusterCache, RegistryCache};
 use crate::read::constraint::Constraints;
@@ -148,31 +148,16 @@ fn steps(
             placed.as_slice()
         }
     };
-    // 2, 5. The OS, and every constraint on the Pod's nodes.
+    // 2, 5. The OS, and every constraint on the Pod's nodes. A Pod of an OS the cluster has no
+    // node of is refused before any lookup on CREATE (no lookup can change the answer); on an
+    // UPDATE, only where a new image constrains its platform (below).
     let constraints = Constraints::read_pod(pod, &settings.default_operating_system);
-    if !platform::NODE_OPERATING_SYSTEMS.contains(&constraints.os.as_str()) {
-        // No node runs that OS: no lookup can change the answer.
-        let refusal = message::no_node_os(&constraints.os, subject.name);
-        return Err(refuse(refusal, &mut Vec::new(), settings));
-    }
-    if !settings.read_nodes
-        && !subject.after_admission
-        && !settings.cluster_operating_systems.is_empty()
-        && !settings.cluster_operating_systems.contains(&constraints.os)
-    {
-        // The settings say the cluster has no node of that OS (docs/windows.md). A DaemonSet
-        // creates no Pod there: warned, not refused (charts ship a Linux and a Windows one).
-        let refusal = message::os_not_in_cluster(
-            &constraints.os,
-            &settings.cluster_operating_systems,
-            subject.name,
-        );
-        if subject.one_per_node {
-            return Err(Outcome::Unchanged(vec![
-                message::daemon_set_os_not_in_cluster(&refusal),
-            ]));
+    let update = judged.is_some();
+    let mut os_refusal = no_node_of_os(&constraints.os, subject, settings);
+    if !update {
+        if let Some(refusal) = os_refusal.take() {
+            return Err(refuse_os(refusal, subject, settings, &mut Vec::new()));
         }
-        return Err(refuse(refusal, &mut Vec::new(), settings));
     }
     // 3, 4. What every image runs on.
     let mut warnings = Vec::new();
@@ -190,10 +175,14 @@ fn steps(
         && !subject.after_admission)
         .then(|| message::fallback(subject.name, &failed, webassembly, settings));
     let unconstrained = fallback.is_none() && known.is_empty();
-    if unconstrained && subject.after_admission {
+    if unconstrained && (subject.after_admission || update) {
         // New images that constrain no platform (WebAssembly ones, or none looked up under
-        // `ignoreImage`) run wherever the Pod is: nothing to judge.
+        // `ignoreImage`) run wherever the Pod is: nothing to judge, even on a gated Pod whose
+        // own constraints admit no node (the UPDATE did not make them so).
         return Err(Outcome::Unchanged(warnings));
+    }
+    if let Some(refusal) = os_refusal {
+        return Err(refuse_os(refusal, subject, settings, &mut warnings));
     }
     // Images built for several OSes: the other OSes a Pod that states none may run on.
     let others = match fallback.is_none() && !unconstrained {
@@ -267,6 +256,34 @@ fn steps(
     let original = pod.clone();
     let outcome = settle_from_cluster(pod, &facts, cluster, warnings);
     keep_nodes_without_architecture(&original, pod, &facts, cluster, outcome)
+}
+
+/// Step 2's refusal of a Pod whose OS the cluster has no node of: an OS no node runs, or,
+/// without `readNodes`, one `clusterOperatingSystems` does not list (docs/windows.md; not after
+/// admission).
+fn no_node_of_os(os: &str, subject: Subject, settings: &Settings) -> Option<Refusal> {
+    if !platform::NODE_OPERATING_SYSTEMS.contains(&os) {
+        return Some(message::no_node_os(os, subject.name));
+    }
+    let listed = &settings.cluster_operating_systems;
+    let unlisted = !listed.is_empty() && !listed.iter().any(|l| l == os);
+    (unlisted && !settings.read_nodes && !subject.after_admission)
+        .then(|| message::os_not_in_cluster(os, listed, subject.name))
+}
+
+/// The outcome of `no_node_of_os`'s refusal. A DaemonSet creates no Pod where the cluster has no
+/// node of its OS: warned, not refused (charts ship a Linux and a Windows one).
+fn refuse_os(
+    refusal: Refusal,
+    subject: Subject,
+    settings: &Settings,
+    warnings: &mut Vec<String>,
+) -> Outcome {
+    if subject.one_per_node {
+        warnings.push(message::daemon_set_os_not_in_cluster(&refusal));
+        return Outcome::Unchanged(std::mem::take(warnings));
+    }
+    refuse(refusal, warnings, settings)
 }
 
 /// Step 1: the Pod's images when the scheduler will place it. A Pod bound to a node (or a
