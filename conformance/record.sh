@@ -252,6 +252,17 @@ record nodes-karpenter-min-values "readNodes: a Karpenter NodePool of amd64 and 
   list_pools "$(node_pool both '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64","arm64"],"minValues":2},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
 pod_request "$(containers $N/multi:1.0 | jq -c '. + {nodeSelector: {"kubernetes.io/arch": "arm64"}}')"
 record nodes-karpenter-min-values-own-selector "readNodes: the NodePool of minValues 2 on the architecture and a Pod whose nodeSelector asks for arm64 (its image runs on both): not the Pod's (refused)" --session "$S" "${readnodes[@]}"
+# A Windows Pod of a windows/amd64 image, no Windows Node, and a pool of five architectures with
+# minValues 2 and no OS requirement: pinned to amd64 it is never served there, unpinned it may get
+# windows/arm64. Windows has no Node nor pool that serves it: decided as if it had one, kept to
+# amd64.
+{ oci $N/windows:1.0 windows/amd64
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64)" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux" "$(amd_nodes | node_list)"
+  list_pools "$(node_pool all '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64","arm64","arm","ppc64le","s390x"],"minValues":2}]' | pool_list)"
+  list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
+pod_request "$(containers $N/windows:1.0 | jq -c '. + {os: {name: "windows"}}')"
+record nodes-karpenter-min-values-windows "readNodes: a Windows Pod whose image runs on amd64 only, no Windows Node, and a NodePool of five architectures with minValues 2 and no OS requirement: kept to windows/amd64 (unpinned, it could be given windows/arm64)" --session "$S" "${readnodes[@]}"
 # A virtual-kubelet Node (AKS virtual nodes on ACI): no kubernetes.io/arch nor kubernetes.io/os
 # label, tainted, a kubelet status of amd64.
 virtual_node=$(node virtual-node-aci-linux linux amd64 | jq -c '.metadata.labels = {"type": "virtual-kubelet",

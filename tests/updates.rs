@@ -506,3 +506,45 @@ fn a_gated_pod_is_not_refused_for_its_own_constraints_when_its_new_image_constra
     );
     assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-only:1")]);
 }
+
+#[test]
+fn a_node_pool_whose_min_values_the_pods_own_terms_meet_counts_after_admission() {
+    // After admission nothing is pinned: Karpenter serves a Pod from a pool whose minValues on
+    // the architecture its own terms meet, whatever its new images run on. A Pod that admits
+    // every architecture, with amd64 Nodes and a pool of arm64 and s390x with minValues 2, may
+    // get an arm64 node: an amd64-only image is refused (it was judged as if the pool served
+    // only Pods whose new images run on two of its architectures).
+    let old = pod(&["multi:1"], json!({}));
+    let new = debugged(&old, "ghcr.io/org/amd64-only:1");
+    let requirements = json!([{"key": "kubernetes.io/arch", "operator": "In",
+        "values": ["arm64", "s390x"], "minValues": 2},
+        {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]);
+    let mut cluster = FixtureCluster {
+        nodes: vec![node("amd-1", "linux", "amd64")],
+        node_pools: Some(vec![node_pool("pool", requirements, json!([]))]),
+        ..FixtureCluster::default()
+    };
+    let r = run_pod_update(
+        &mut cluster,
+        "ephemeralcontainers",
+        &new,
+        &old,
+        json!({"readNodes": true}),
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod may run on linux nodes of arm64, s390x (setting readNodes: linux Nodes found of amd64; Karpenter NodePools can create arm64, s390x; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of ephemeral container \"debugger\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+    // Kept by its own terms to amd64 and arm64, it admits one of the pool's architectures: the
+    // pool never serves it, and the amd64 Node runs the new image.
+    let kept = pinned(&["multi:1"], &["amd64", "arm64"], None);
+    let new = debugged(&kept, "ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(
+        &mut cluster,
+        "ephemeralcontainers",
+        &new,
+        &kept,
+        json!({"readNodes": true}),
+    );
+    r.assert_accepted_unchanged();
+}

@@ -125,7 +125,8 @@ fn settle_with_pools(
         let every = node_pools::architectures(pools, os, tolerations, settings);
         // What the images run on for that OS, and the Pod's own constraints: the policy pins
         // the Pod to no more, and a pool whose minValues on the architecture asks for more of its
-        // architectures than the Pod admits by one term is not the Pod's (named in messages).
+        // architectures than the Pod admits by one term is not the Pod's (named in messages; the
+        // Pod is kept off those of its architectures the images do not run on, `cluster_common`).
         let images = if os == facts.constraints.os {
             Some((&facts.image_common, &facts.constraints))
         } else {
@@ -137,6 +138,12 @@ fn settle_with_pools(
         };
         let counted = match images.filter(|_| min_values) {
             Some((images, constraints)) => {
+                // After admission nothing is pinned: Karpenter reads the Pod's own terms.
+                let any = platform::every_architecture();
+                let images = match facts.subject.after_admission {
+                    true => &any,
+                    false => images,
+                };
                 let usable = node_pools::meeting_min_values(pools, images, constraints);
                 node_pools::architectures(&usable, os, tolerations, settings)
             }

@@ -53,7 +53,8 @@ pub(super) struct OthersRead {
 /// With `readNodes`, for a Pod whose images run on other OSes too (`Facts::others`): every Node
 /// of each other OS (one list each, `kubernetes.io/os=<os>`, the list that tells whether the
 /// cluster has any), with its `autoscaledArchitectures` pools. Returns whether the cluster has
-/// nodes of another OS, and the other OSes it has nodes of, by index in `Facts::others`. Nodes
+/// nodes of another OS (NodePools left out by their `minValues` included), and the other OSes it
+/// has nodes of, by index in `Facts::others`. Nodes
 /// that cannot be read follow `onLookupFailure` (`ignoreImage`: the Pod keeps to its own OS).
 pub(super) fn read_other_operating_systems(
     facts: &Facts,
@@ -76,7 +77,13 @@ pub(super) fn read_other_operating_systems(
             }
         }
     }
-    Ok((!present.is_empty(), present))
+    // An OS whose only pools are NodePools left out by their `minValues` serves the Pod none of
+    // its architectures, but one not kept to its own OS may admit enough of them to be served.
+    let left_out = facts
+        .others
+        .iter()
+        .any(|other| !pools(&other.constraints.os).min_values_unmet.is_empty());
+    Ok((!present.is_empty() || left_out, present))
 }
 
 /// With `readNodes`: whether the cluster has nodes of an OS other than the Pod's

@@ -137,24 +137,34 @@ pub(super) fn settle(
 }
 
 /// The architectures the images run on among those nodes may have (`schedulable`'s; none when
-/// they share none), and those nodes may have: when they are unknown, every architecture the
-/// images run on, and where the images run anywhere, every architecture a node can report (so
-/// nothing is pinned).
+/// they share none), and those the Pod must be kept off: the nodes' when they are known; when
+/// they are unknown, every architecture the images run on, and where the images run anywhere,
+/// every architecture a node can report (so nothing is pinned). A Pod being created is kept off
+/// the architectures its images do not run on of NodePools left out by their `minValues` too:
+/// unpinned, it may admit enough of them to be served there.
 pub(super) fn cluster_common(
     facts: &Facts,
     image_common: &Architectures,
     schedulable: &Schedulable,
 ) -> (Architectures, Architectures) {
-    let universe = if facts.unconstrained && schedulable.architectures.is_empty() {
+    let mut universe = if facts.unconstrained && schedulable.unknown() {
         platform::every_architecture()
     } else {
         schedulable.architectures.clone()
     };
-    let common = match (facts.unconstrained, universe.is_empty()) {
+    let common = match (facts.unconstrained, schedulable.unknown()) {
         (true, _) => universe.clone(),
         (false, true) => image_common.clone(),
         (false, false) => image_common.intersection(&universe).cloned().collect(),
     };
+    if !facts.subject.after_admission {
+        universe.extend(
+            schedulable
+                .min_values_unmet
+                .difference(image_common)
+                .cloned(),
+        );
+    }
     (common, universe)
 }
 

@@ -159,6 +159,11 @@ pub struct Schedulable {
     /// The architectures of `architectures` that nodes may have without a Node yet (`Pools`):
     /// their Windows builds cannot be told.
     pub pools: Architectures,
+    /// The architectures of NodePools left out for the Pod by their `minValues`
+    /// (`Pools::min_values_unmet`): a Pod pinned to its images' architectures is never given a
+    /// node of them, one that admits more may be. They count for no node (an OS with only those
+    /// is decided as if it had one).
+    pub min_values_unmet: Architectures,
 }
 
 impl Schedulable {
@@ -175,7 +180,14 @@ impl Schedulable {
             nodes: None,
             other_os: false,
             pools: Architectures::new(),
+            min_values_unmet: Architectures::new(),
         }
+    }
+
+    /// Whether the architectures are unknown (no Node nor pool that serves the Pod found): every
+    /// architecture counts.
+    pub fn unknown(&self) -> bool {
+        self.architectures.is_empty()
     }
 
     /// The Nodes of `os` found of `found` (their architectures; the Nodes themselves, when they
@@ -223,6 +235,7 @@ impl Schedulable {
             nodes,
             other_os: false,
             pools: pools.all(),
+            min_values_unmet: pools.min_values_unmet.clone(),
         }
     }
 }
