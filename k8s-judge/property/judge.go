@@ -908,7 +908,7 @@ func servedWithoutNodePools(c *Case, oses []string, matches func(*v1.Node) (bool
 }
 
 // notOffered says whether every NodePool the policy may count for c's Pod can create nothing
-// for it: for each pool that counts and each of oses, the architectures the policy counts the
+// for it: for each pool that counts and each of oses its spec.os allows, the architectures the policy counts the
 // pool for (poolArchesOf) that the original Pod admits (matches) and every image runs on; where
 // some are, a Pod kept to that pool, OS and those architectures (the pin's shape), tolerating
 // every taint, gets no Node from Karpenter's scheduler. The cloud offers none (the kwok provider
@@ -920,6 +920,10 @@ func notOffered(c *Case, oses []string, matches func(*v1.Node) (bool, error), kn
 	tried := false
 	for _, pool := range c.counted() {
 		for _, o := range oses {
+			if !specOSAllows(c.Template, o) {
+				// The kubelet refuses the Pod on a node of another OS than its spec.os names.
+				continue
+			}
 			var arches []string
 			for _, arch := range poolArchesOf(c, pool, o) {
 				for _, n := range nodesOf(c, o, []string{arch}, windowsBuilds) {

@@ -413,10 +413,11 @@ func drawPools(t *rapid.T) []karpenter.Pool {
 		case "arch":
 			key := rapid.SampledFrom([]string{archLabel, archLabel, betaArchLabel}).Draw(t, "NodePool arch key")
 			pool.Requirements = []v1.NodeSelectorRequirement{in(key, subset(t, nodeArches, "NodePool arch")...)}
-			// minValues on the architecture is not drawn: drawing it (1 in 3 of these pools)
-			// found a policy bug not fixed yet (RAPID_SEED=5699276388777265051, case 3,825: a
-			// pool of minValues 2 left out for the Pod's own OS, whose term is then not pinned
-			// to an architecture, so Karpenter launches one its images do not run on).
+			// minValues on the architecture (Karpenter's scheduler applies it; the policy reads
+			// it: docs/karpenter.md).
+			if values := len(pool.Requirements[0].Values); key == archLabel && values > 1 && chance(t, "NodePool arch minValues", 3) {
+				pool.ArchitectureMinValues = rapid.IntRange(2, values).Draw(t, "NodePool arch minValues")
+			}
 		case "unconstrained":
 		case "tainted":
 			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(nodeArches[:2]).Draw(t, "tainted NodePool arch"))}
