@@ -563,10 +563,10 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 // runnable is a Node of the cluster (any OS) that admits c's Pod as it was applied (Kubernetes'
 // matcher and taint filter) and runs it: all of its images (those the registry has; the catalog
 // says what each runs on), and its spec.os, when set, is the Node's OS (the kubelet refuses it
-// elsewhere). One of an OS the policy decides the Pod for first, or nil.
+// elsewhere). One of an OS the settings say the cluster has first, or nil.
 func runnable(c *property.Case, cluster []v1.Node) *v1.Node {
 	var other *v1.Node
-	oses := c.OSes()
+	oses := c.ClusterOSes()
 	for i := range cluster {
 		if admits, _ := oracle.Admits(c.Template, &cluster[i]); admits && c.RunsPodOn(&cluster[i]) {
 			if slices.Contains(oses, cluster[i].Labels["kubernetes.io/os"]) {
@@ -680,7 +680,7 @@ func refusedBecause(c *property.Case, cluster []v1.Node) (string, *v1.Node) {
 		return "", nil
 	}
 	var ofOS, counted []v1.Node
-	oses := c.OSes()
+	oses := c.ClusterOSes()
 	for _, candidate := range cluster {
 		if admits, _ := oracle.Admits(c.Template, &candidate); !admits || !c.RunsPodOn(&candidate) {
 			continue
@@ -693,18 +693,11 @@ func refusedBecause(c *property.Case, cluster []v1.Node) (string, *v1.Node) {
 		}
 	}
 	switch {
-	case len(ofOS) == 0 && c.ChoosesOS():
-		// The Pod chooses its OS (spec.os, which a Node of another OS refuses, does not run
-		// there; its nodeSelector does not admit one): only Nodes of another OS running it
-		// cannot happen. Kept for clarity.
-		return fmt.Sprintf("it chooses %s, and only Nodes of another OS run it", c.OS()), node
-	case len(ofOS) == 0 && len(oses) == 1 && oses[0] != s.DefaultOS():
-		// Its required terms admit Nodes of one OS only.
-		return fmt.Sprintf("its constraints admit Nodes of %s only, and only Nodes of another OS run it", c.OS()), node
 	case len(ofOS) == 0:
-		// The Pod states no OS, and a Node of another OS runs it: the policy decides it for
-		// every OS its images run on (issue 31), refusing it only when none works.
-		return "", node
+		// Only Nodes of an OS the settings say the cluster does not have run it (static
+		// settings: clusterOperatingSystems, or the Pod's own OS without the list): their
+		// contract. With readNodes every Node's OS counts.
+		return fmt.Sprintf("only Nodes of an OS the settings do not count (%v) run it", oses), node
 	case len(counted) == 0:
 		// Without readNodes the policy counts schedulableArchitectures, not the Nodes.
 		return fmt.Sprintf("schedulableArchitectures %v leaves out the architectures of the Nodes that run it", s.SchedulableArchitectures), node

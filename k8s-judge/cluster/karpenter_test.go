@@ -411,9 +411,9 @@ func (k *karpenterCounts) judgeRefusal(t *testing.T, env *karpenter.Env, r refus
 	}
 	k.refusalsPoolRuns++
 	nodeOS, _, _ := strings.Cut(platform, "/")
-	if c.LookupFails() && c.Settings.OnLookupFailureOrDefault() == "reject" || !slices.Contains(c.OSes(), nodeOS) {
-		// onLookupFailure: reject refuses whatever the pools; or only pools of another OS than
-		// those the policy decides the Pod for run it.
+	if c.LookupFails() && c.Settings.OnLookupFailureOrDefault() == "reject" || !slices.Contains(c.ClusterOSes(), nodeOS) {
+		// onLookupFailure: reject refuses whatever the pools; or only pools of an OS the
+		// settings say the cluster does not have run it (their contract).
 		k.refusalsDecided++
 		return
 	}

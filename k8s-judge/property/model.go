@@ -510,6 +510,10 @@ func (c *Case) OS() string { return podOS(c, c.Template) }
 // choose its OS in a cluster of several, each OS its constraints admit and its images run on.
 func (c *Case) OSes() []string { return podOSes(c, c.Template, c.known()) }
 
+// ClusterOSes are the OSes of the nodes the settings say the cluster may have (clusterOSes: the
+// settings' contract, not the policy's rules of which OSes it decides a Pod for).
+func (c *Case) ClusterOSes() []string { return clusterOSes(c, c.OS()) }
+
 // ChoosesOS says whether c's Pod chooses its OS (spec.os.name or an OS nodeSelector).
 func (c *Case) ChoosesOS() bool { return choosesOS(c.Template) }
 
