@@ -563,10 +563,11 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 // runnable is a Node of the cluster (any OS) that admits c's Pod as it was applied (Kubernetes'
 // matcher and taint filter) and runs it: all of its images (those the registry has; the catalog
 // says what each runs on), and its spec.os, when set, is the Node's OS (the kubelet refuses it
-// elsewhere). One of an OS the settings say the cluster has first, or nil.
+// elsewhere). One of an OS the policy decides the Pod for first (Case.OSes: the Pending check
+// below fails a Pod such a Node runs, and counts one only a Node of another OS runs), or nil.
 func runnable(c *property.Case, cluster []v1.Node) *v1.Node {
 	var other *v1.Node
-	oses := c.ClusterOSes()
+	oses := c.OSes()
 	for i := range cluster {
 		if admits, _ := oracle.Admits(c.Template, &cluster[i]); admits && c.RunsPodOn(&cluster[i]) {
 			if slices.Contains(oses, cluster[i].Labels["kubernetes.io/os"]) {
