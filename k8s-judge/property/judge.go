@@ -403,8 +403,13 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// the Pod (the scheduler's matcher and the kubelet's spec.os): no image changes that it runs
 	// nowhere. A DaemonSet none of whose Pods a node of a listed OS admits creates none: refused
 	// or accepted unchanged with a warning, nothing waits (docs/windows.md).
+	// So is a Pod whose own documented OS (spec.os, its nodeSelector, the one OS its terms
+	// admit: podOS) the list leaves out, even where no node of any OS admits it (docs/windows.md:
+	// refused before any lookup, so before onLookupFailure; RAPID_SEED=14011893566017109922,
+	// case 3,518: spec.os windows and a nodeSelector on linux).
 	noListed, elsewhere := outsideClusterOSes(c)
-	if noListed && (elsewhere || c.Kind == "DaemonSet") {
+	unlisted := noListed && !slices.Contains(c.Settings.ClusterOperatingSystems, podOS(c, c.Template))
+	if noListed && (elsewhere || unlisted || c.Kind == "DaemonSet") {
 		v.judged(checkD, checkDOSOutside, checkDByContract)
 		noCommon := c.Settings.OnNoCommonArchitectureOrDefault()
 		switch {
