@@ -263,6 +263,17 @@ record nodes-karpenter-min-values-own-selector "readNodes: the NodePool of minVa
   list_nodes "$UNLABELLED" "$EMPTY"; } >"$S"
 pod_request "$(containers $N/windows:1.0 | jq -c '. + {os: {name: "windows"}}')"
 record nodes-karpenter-min-values-windows "readNodes: a Windows Pod whose image runs on amd64 only, no Windows Node, and a NodePool of five architectures with minValues 2 and no OS requirement: kept to windows/amd64 (unpinned, it could be given windows/arm64)" --session "$S" "${readnodes[@]}"
+# A Pod of a WebAssembly image (runs anywhere) that states no OS, whose required term admits
+# ppc64le alone; amd64 Linux Nodes and a Windows NodePool of any architecture: its own OS refuses
+# it, so the Windows Nodes are read and the pool serves it: accepted unchanged (k8s-judge,
+# RAPID_SEED=18052084633831528540, case 2,077, where it was refused).
+{ oci $N/wasm-index:1.0 wasip1/wasm
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64,ppc64le,s390x)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64,ppc64le,s390x)" "$EMPTY"
+  list_pools "$(node_pool win '[{"key":"kubernetes.io/os","operator":"In","values":["windows"]}]' | pool_list)"; } >"$S"
+pod_request "$(containers $N/wasm-index:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["ppc64le"]}]}]}}}}')"
+record nodes-karpenter-wasm-other-os "readNodes: a WebAssembly Pod that states no OS, whose term admits ppc64le alone, amd64 Linux Nodes and a Windows NodePool of any architecture: accepted unchanged (the pool may create windows/ppc64le)" --session "$S" "${readnodes[@]}"
 # A virtual-kubelet Node (AKS virtual nodes on ACI): no kubernetes.io/arch nor kubernetes.io/os
 # label, tainted, a kubelet status of amd64.
 virtual_node=$(node virtual-node-aci-linux linux amd64 | jq -c '.metadata.labels = {"type": "virtual-kubelet",

@@ -459,3 +459,86 @@ fn a_pod_is_kept_to_its_os_where_another_has_only_pools_its_min_values_leave_out
         add_required_os(&["amd64", "arm64"], "linux")
     ]));
 }
+
+#[test]
+fn a_pod_whose_images_run_anywhere_is_decided_for_another_os_where_its_own_refuses_it() {
+    // Found by k8s-judge (issue 43, RAPID_SEED=18052084633831528540, case 2,077): a Pod of
+    // WebAssembly images only, stating no OS, whose required term admits ppc64le alone, was
+    // refused in a cluster of amd64 Linux Nodes, though a Windows NodePool of any architecture
+    // can create a node that runs it. Its images run on any OS: where its own OS refuses it, the
+    // others decide, and it is accepted unchanged (no OS pin: it runs on any).
+    let mut registry = FixtureRegistry::new();
+    registry.index(
+        "ghcr.io/org/wasm-index:1",
+        &json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": DIGEST,
+                "size": 500, "platform": {"os": "wasip1", "architecture": "wasm"}}]})
+        .to_string(),
+    );
+    let ppc64le_only = pod(
+        &["ghcr.io/org/wasm-index:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["ppc64le"]}]}]}}}}),
+    );
+    let windows_pool = || {
+        node_pool(
+            "win",
+            json!([{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]),
+            json!([]),
+        )
+    };
+    let decide = |cluster: &mut FixtureCluster, registry: &mut FixtureRegistry, object: &Value| {
+        run_in_cluster(
+            registry,
+            cluster,
+            "Pod",
+            "CREATE",
+            object,
+            &Value::Null,
+            &settings(json!({"readNodes": true})),
+        )
+    };
+    let mut cluster = amd64_cluster(vec![windows_pool()]);
+    decide(&mut cluster, &mut registry, &ppc64le_only).assert_accepted_unchanged();
+    // The Windows Nodes are read only because its own OS refused it.
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64,ppc64le,s390x)"),
+            list("kubernetes.io/os=windows"),
+            list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64,ppc64le,s390x)"),
+            NODE_POOLS_CALL.to_string(),
+        ]
+    );
+    // Where the Windows pool cannot create ppc64le either, the refusal names its own OS's
+    // Nodes, as before.
+    let mut cluster = amd64_cluster(vec![node_pool(
+        "win",
+        json!([{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]},
+               {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        json!([]),
+    )]);
+    assert_eq!(
+        decide(&mut cluster, &mut registry, &ppc64le_only).rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the \
+         architectures its images run on that the cluster has nodes of (amd64): term 0 admits \
+         ppc64le. The cluster has no ppc64le nodes (setting readNodes: linux Nodes found of amd64)"
+    );
+    // A Pod that names its OS in spec.os is not run by the kubelet of another: still refused.
+    let mut linux_only = ppc64le_only.clone();
+    linux_only["spec"]["os"] = json!({"name": "linux"});
+    let mut cluster = amd64_cluster(vec![windows_pool()]);
+    assert!(decide(&mut cluster, &mut registry, &linux_only)
+        .rejection()
+        .starts_with("image-arch-affinity: every required node affinity term of the Pod"));
+    // A Pod its own OS accepts reads no Windows Node for it, and is left unchanged.
+    let mut cluster = amd64_cluster(vec![windows_pool()]);
+    let anywhere = pod(&["ghcr.io/org/wasm-index:1"], json!({}));
+    decide(&mut cluster, &mut registry, &anywhere).assert_accepted_unchanged();
+    assert!(
+        !cluster.calls.contains(&list("kubernetes.io/os=windows")),
+        "{:?}",
+        cluster.calls
+    );
+}

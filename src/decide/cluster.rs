@@ -15,7 +15,7 @@ use crate::settings::{Settings, Toleration};
 use super::facts::{Facts, OtherOs};
 use super::os::{other_operating_system, read_other_operating_systems, OthersRead};
 use super::outcome::{on_lookup_failure, Outcome};
-use super::settle::settle;
+use super::settle::{plan, settle};
 use super::windows::windows_builds;
 
 /// With `readNodes`: the decision for the cluster's Nodes and the nodes its pools may create
@@ -226,10 +226,14 @@ pub(super) fn settle_from_nodes(
     // outcome the OS pin can change (`other_operating_system`).
     let mut other_os: Option<Result<(bool, Vec<String>), Outcome>> = None;
     // A Pod whose images run on several OSes reads the Nodes of the others once, whatever the
-    // decision for its own.
+    // decision for its own; one whose images run anywhere, only where its own OS refuses it.
     let mut others: Option<Result<OthersRead, Outcome>> = None;
     let mut decide = |cache: &mut ClusterCache, schedulable: &Schedulable| {
-        if !facts.others.is_empty() {
+        let own_refused = || {
+            let (constraints, images) = (&facts.constraints, &facts.image_common);
+            plan(pod, facts, constraints, images, schedulable).is_err()
+        };
+        if facts.others_decide(own_refused) {
             let read = others.get_or_insert_with(|| {
                 let mut warnings = warnings.clone();
                 read_other_operating_systems(facts, cache, pools, &mut warnings).map(

@@ -31,7 +31,8 @@ pub(super) struct Facts<'a> {
     /// The other node OSes the Pod may run on: it does not choose its OS (`spec.os`, the
     /// nodeSelector), its own constraints admit their nodes, and every known image runs on them
     /// (Linux and Windows builds in one index). Where the cluster has nodes of them, the Pod is
-    /// decided for each, and keeps every OS that runs it (`settle`).
+    /// decided for each, and keeps every OS that runs it (`settle`). For images that run
+    /// anywhere (`unconstrained`), only where its own OS refuses it (`others_decide`).
     pub(super) others: Vec<OtherOs>,
     /// Why no node of the Pod's own OS runs every image, when only `others` do (`image_common`
     /// is then empty).
@@ -42,6 +43,13 @@ pub(super) struct Facts<'a> {
 }
 
 impl Facts<'_> {
+    /// Whether the other OSes decide the Pod too, given whether its own OS refused it: always for
+    /// images built for several OSes; for images that run anywhere, only where its own OS refuses
+    /// it (it is left unpinned to any OS, and runs on a node of any that admits it).
+    pub(super) fn others_decide(&self, own_refused: impl FnOnce() -> bool) -> bool {
+        !self.others.is_empty() && (!self.unconstrained || own_refused())
+    }
+
     /// No architecture fits: `refuse`, except that a Pod pinned to `fallbackArchitectures`
     /// that fit none of its nodes is left unpinned, with a warning (a guess never refuses it).
     pub(super) fn refuse(&self, refusal: Refusal, mut warnings: Vec<String>) -> Outcome {

@@ -184,8 +184,9 @@ fn steps(
     if let Some(refusal) = os_refusal {
         return Err(refuse_os(refusal, subject, settings, &mut warnings));
     }
-    // Images built for several OSes: the other OSes a Pod that states none may run on.
-    let others = match fallback.is_none() && !unconstrained {
+    // Images built for several OSes, or that run anywhere: the other OSes a Pod that states none
+    // may run on (for images that run anywhere, decided only where its own OS refuses it).
+    let others = match fallback.is_none() {
         true => other_operating_systems(pod, &constraints.os, &known, subject.name),
         false => Vec::new(),
     };

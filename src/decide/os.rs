@@ -17,7 +17,8 @@ use super::images::image_architectures;
 use super::outcome::{on_lookup_failure, Outcome};
 
 /// The node OSes other than `os` a Pod that does not choose its OS (`spec.os`, the nodeSelector)
-/// may run on: those whose nodes its constraints admit and on which every known image runs.
+/// may run on: those whose nodes its constraints admit and on which every known image runs (all
+/// of them, on every architecture, where no known image constrains the platform).
 pub(super) fn other_operating_systems(
     pod: &Value,
     os: &str,
@@ -33,7 +34,10 @@ pub(super) fn other_operating_systems(
             if constraints.admits() == Admits::none() {
                 return None;
             }
-            let image_common = image_architectures(known, other, subject).ok()?;
+            let image_common = match known.is_empty() {
+                true => platform::every_architecture(),
+                false => image_architectures(known, other, subject).ok()?,
+            };
             Some(OtherOs {
                 constraints,
                 image_common,

@@ -43,6 +43,10 @@ pub(super) fn settle(
             schedulable,
         ),
     };
+    let others = match facts.others_decide(|| first.is_err()) {
+        true => others,
+        false => &[],
+    };
     let mut plans: Vec<Plan> = others
         .iter()
         .filter_map(|(other, schedulable)| {
