@@ -243,7 +243,8 @@ type Verdict struct {
 	// not run it, while one of another build does (pinWindowsBuild; a pool names no build).
 	PoolBuild bool
 	// Pools: an accepted Pod of a case with NodePools that no Node admits and runs, nor any Node
-	// Karpenter's simulation launches for it: why (poolsOwnConstraints...), else "".
+	// Karpenter's simulation launches for it, or a refused one Karpenter launches a Node for only
+	// with tolerations the policy never adds: why (poolsOwnConstraints...), else "".
 	Pools string
 	// Evaluation is how long the host took.
 	Evaluation time.Duration
@@ -594,19 +595,36 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 		if err != nil {
 			return v, err
 		}
-		serving := ""
-		for _, platform := range sortedPlatforms(launched) {
-			if runs, _ := servedOn(c.Template, platform, known, builds); runs != nil && slices.Contains(everyOS, platformOS(platform)) {
-				serving = platform
+		servingOf := func(launched map[string]string) string {
+			for _, platform := range sortedPlatforms(launched) {
+				if runs, _ := servedOn(c.Template, platform, known, builds); runs != nil && slices.Contains(everyOS, platformOS(platform)) {
+					return platform
+				}
+			}
+			return ""
+		}
+		serving := servingOf(launched)
+		switch {
+		case serving != "" && v.Rejected:
+			// The policy adds an architecture's tolerations only to a Pod it pins there, and pins
+			// no architecture the cluster has no Node nor pool of (docs/karpenter.md, "Taints"):
+			// a Node launched only with the tolerations of such an architecture (an amd64 pool
+			// tainted kubernetes.io/arch=arm64, no arm64 anywhere) is the contract's. Simulated
+			// again with the tolerations of the architectures seen alone.
+			fromSeen, err := launchesTolerating(c, c.Template, true, func(os, arch string) bool {
+				return slices.Contains(seen(c, os), arch)
+			})
+			if err != nil {
+				return v, err
+			}
+			if servingOf(fromSeen) == "" {
+				v.Pools = poolsTolerationsUnseen
 				break
 			}
-		}
-		switch {
+			v.judged(checkDPools)
+			fail("d. rejected, but Karpenter's simulation of the Pod launches a %s Node from NodePool %s, which runs it: %s", serving, launched[serving], response.Message())
 		case serving != "":
 			v.judged(checkDPools)
-			if v.Rejected {
-				fail("d. rejected, but Karpenter's simulation of the Pod launches a %s Node from NodePool %s, which runs it: %s", serving, launched[serving], response.Message())
-			}
 		case !v.Rejected && len(runnable) > 0 && !noNode && !servedWithoutNodePools(c, everyOS, matches, runsHere):
 			// Accepted where only NodePools can serve it (the policy counts their architectures
 			// as docs/karpenter.md says), and Karpenter's scheduler launches nothing that runs
@@ -896,6 +914,9 @@ const (
 	// Every pool the policy may count for it can create nothing for it (notOffered): the policy
 	// counted an architecture, or a pool of an instance family, the kwok provider does not offer.
 	poolsNotOffered = "accepted, no NodePool serves it in Karpenter's simulation: the policy counts a pool's architecture the kwok provider offers no instance type of (an architecture, or an instance family, it does not have)"
+	// Refused, and Karpenter launches a Node that runs it only for the Pod given the tolerations
+	// of an architecture the cluster has no Node nor pool of, which the policy never pins.
+	poolsTolerationsUnseen = "refused, Karpenter's simulation launches a Node that runs it only with the tolerations of an architecture the cluster has no Node nor pool of (never pinned: docs/karpenter.md)"
 )
 
 // servedWithoutNodePools says whether a node of the universe but those of NodePools (the

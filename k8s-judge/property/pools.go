@@ -171,6 +171,12 @@ const poolLabel = "karpenter.sh/nodepool"
 //     nodeSelector on karpenter.sh/nodepool): the Nodes it launches, were the pools of more
 //     weight at their limits.
 func launches(c *Case, pod *v1.Pod, pinned bool) (map[string]string, error) {
+	return launchesTolerating(c, pod, pinned, func(string, string) bool { return true })
+}
+
+// launchesTolerating is launches where, pinned, the Pod kept to an OS gets the tolerations
+// architectureTolerations gives an architecture of it only where given(os, arch) says so.
+func launchesTolerating(c *Case, pod *v1.Pod, pinned bool, given func(os, arch string) bool) (map[string]string, error) {
 	out := map[string]string{}
 	simulated := withoutNamingTerms(pod)
 	if simulated == nil || len(c.counted()) == 0 {
@@ -195,7 +201,9 @@ func launches(c *Case, pod *v1.Pod, pinned bool) (map[string]string, error) {
 					continue
 				}
 				arches = append(arches, arch)
-				tolerations = append(tolerations, c.Settings.ArchitectureTolerations[arch]...)
+				if given(os, arch) {
+					tolerations = append(tolerations, c.Settings.ArchitectureTolerations[arch]...)
+				}
 			}
 			if kept := keptTo(simulated, map[string]string{osLabel: os}, tolerations, arches); kept != nil && len(arches) > 0 {
 				variants = append(variants, kept)
