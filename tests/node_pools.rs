@@ -468,13 +468,6 @@ fn a_pod_whose_images_run_anywhere_is_decided_for_another_os_where_its_own_refus
     // can create a node that runs it. Its images run on any OS: where its own OS refuses it, the
     // others decide, and it is accepted unchanged (no OS pin: it runs on any).
     let mut registry = FixtureRegistry::new();
-    registry.index(
-        "ghcr.io/org/wasm-index:1",
-        &json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-            "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": DIGEST,
-                "size": 500, "platform": {"os": "wasip1", "architecture": "wasm"}}]})
-        .to_string(),
-    );
     let ppc64le_only = pod(
         &["ghcr.io/org/wasm-index:1"],
         json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {

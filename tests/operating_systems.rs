@@ -146,13 +146,6 @@ fn refusals_and_images_that_run_anywhere_are_as_in_a_cluster_of_one_os() {
     .assert_accepted_unchanged();
     // A WebAssembly image (run by a shim on any node): no OS is pinned either.
     let mut registry = FixtureRegistry::new();
-    registry.index(
-        "ghcr.io/org/wasm-index:1",
-        &json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-            "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": DIGEST,
-                "size": 500, "platform": {"os": "wasip1", "architecture": "wasm"}}]})
-        .to_string(),
-    );
     run_with(
         &mut registry,
         &pod(&["ghcr.io/org/wasm-index:1"], json!({})),

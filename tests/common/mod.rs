@@ -160,6 +160,11 @@ impl FixtureRegistry {
             &config("linux", "arm64", Some("v8")),
         );
         registry.single("ghcr.io/org/armv7:1", &config("linux", "arm", Some("v7")));
+        // WebAssembly only: runs on any node (a shim runs it).
+        registry.index(
+            "ghcr.io/org/wasm-index:1",
+            &index(OCI_INDEX, &[entry("wasip1", "wasm", None)]),
+        );
         registry
     }
 
