@@ -58,8 +58,8 @@ pub(super) struct OthersRead {
 /// of each other OS (one list each, `kubernetes.io/os=<os>`, the list that tells whether the
 /// cluster has any), with its `autoscaledArchitectures` pools. Returns whether the cluster has
 /// nodes of another OS (NodePools left out by their `minValues` included), and the other OSes it
-/// has nodes of, by index in `Facts::others`. Nodes
-/// that cannot be read follow `onLookupFailure` (`ignoreImage`: the Pod keeps to its own OS).
+/// has nodes of, by index in `Facts::others`. Nodes that cannot be read follow `onLookupFailure`
+/// (`ignoreImage`: the Pod keeps to its own OS).
 pub(super) fn read_other_operating_systems(
     facts: &Facts,
     cluster: &mut ClusterCache,
@@ -93,8 +93,8 @@ pub(super) fn read_other_operating_systems(
 /// With `readNodes`: whether the cluster has nodes of an OS other than the Pod's
 /// (`nodes::other_operating_system`), read only for a Pod the OS pin could change: one whose
 /// images constrain where it runs (or that names its OS in `spec.os`) and whose own constraints
-/// admit nodes of another OS. Nodes
-/// that cannot be read follow `onLookupFailure` (`ignoreImage`: the Pod is pinned to its OS).
+/// admit nodes of another OS. Nodes that cannot be read follow `onLookupFailure` (`ignoreImage`:
+/// the Pod is pinned to its OS).
 pub(super) fn other_operating_system(
     pod: &Value,
     facts: &Facts,
