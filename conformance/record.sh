@@ -269,8 +269,8 @@ record nodes-karpenter-min-values-windows "readNodes: a Windows Pod whose image 
 # RAPID_SEED=18052084633831528540, case 2,077, where it was refused).
 { oci $N/wasm-index:1.0 wasip1/wasm
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64,ppc64le,s390x)" "$(amd_nodes | node_list)"
-  list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64,ppc64le,s390x)" "$EMPTY"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_pools "$(node_pool win '[{"key":"kubernetes.io/os","operator":"In","values":["windows"]}]' | pool_list)"; } >"$S"
 pod_request "$(containers $N/wasm-index:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["ppc64le"]}]}]}}}}')"
 record nodes-karpenter-wasm-other-os "readNodes: a WebAssembly Pod that states no OS, whose term admits ppc64le alone, amd64 Linux Nodes and a Windows NodePool of any architecture: accepted unchanged (the pool may create windows/ppc64le)" --session "$S" "${readnodes[@]}"

@@ -499,8 +499,8 @@ fn a_pod_whose_images_run_anywhere_is_decided_for_another_os_where_its_own_refus
         cluster.calls,
         [
             list("kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64,ppc64le,s390x)"),
-            list("kubernetes.io/os=windows"),
             list("kubernetes.io/os=linux,kubernetes.io/arch notin (amd64,arm64,ppc64le,s390x)"),
+            list("kubernetes.io/os=windows"),
             NODE_POOLS_CALL.to_string(),
         ]
     );
@@ -525,13 +525,33 @@ fn a_pod_whose_images_run_anywhere_is_decided_for_another_os_where_its_own_refus
     assert!(decide(&mut cluster, &mut registry, &linux_only)
         .rejection()
         .starts_with("image-arch-affinity: every required node affinity term of the Pod"));
-    // A Pod its own OS accepts reads no Windows Node for it, and is left unchanged.
-    let mut cluster = amd64_cluster(vec![windows_pool()]);
-    let anywhere = pod(&["ghcr.io/org/wasm-index:1"], json!({}));
-    decide(&mut cluster, &mut registry, &anywhere).assert_accepted_unchanged();
-    assert!(
-        !cluster.calls.contains(&list("kubernetes.io/os=windows")),
-        "{:?}",
-        cluster.calls
+    // A Pod its own OS accepts reads no Windows Node for it, and is left unchanged: also one
+    // whose term some of the clusters the first Node list allows would refuse it in (review).
+    let not_arm64 = pod(
+        &["ghcr.io/org/wasm-index:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/arch", "operator": "NotIn", "values": ["arm64"]}]}]}}}}),
     );
+    for accepted in [pod(&["ghcr.io/org/wasm-index:1"], json!({})), not_arm64] {
+        let mut cluster = amd64_cluster(vec![windows_pool()]);
+        decide(&mut cluster, &mut registry, &accepted).assert_accepted_unchanged();
+        assert!(
+            !cluster.calls.contains(&list("kubernetes.io/os=windows")),
+            "{:?}",
+            cluster.calls
+        );
+    }
+    // An image whose lookup failed (`ignoreImage`) may run on its own OS alone: the Pod is not
+    // decided for another OS on the WebAssembly image's word.
+    registry.fail("ghcr.io/org/private:1", "manifest unknown");
+    let mut with_failed = pod(
+        &["ghcr.io/org/wasm-index:1", "ghcr.io/org/private:1"],
+        json!({}),
+    );
+    with_failed["spec"]["affinity"] = ppc64le_only["spec"]["affinity"].clone();
+    let mut cluster = amd64_cluster(vec![windows_pool()]);
+    assert!(decide(&mut cluster, &mut registry, &with_failed)
+        .rejection()
+        .starts_with("image-arch-affinity: every required node affinity term of the Pod"));
 }

@@ -226,14 +226,11 @@ pub(super) fn settle_from_nodes(
     // outcome the OS pin can change (`other_operating_system`).
     let mut other_os: Option<Result<(bool, Vec<String>), Outcome>> = None;
     // A Pod whose images run on several OSes reads the Nodes of the others once, whatever the
-    // decision for its own; one whose images run anywhere, only where its own OS refuses it.
+    // decision for its own (`with_others`); one whose images run anywhere, only where its own OS
+    // refuses it on the Nodes read (below).
     let mut others: Option<Result<OthersRead, Outcome>> = None;
-    let mut decide = |cache: &mut ClusterCache, schedulable: &Schedulable| {
-        let own_refused = || {
-            let (constraints, images) = (&facts.constraints, &facts.image_common);
-            plan(pod, facts, constraints, images, schedulable).is_err()
-        };
-        if facts.others_decide(own_refused) {
+    let mut decide = |cache: &mut ClusterCache, schedulable: &Schedulable, with_others: bool| {
+        if with_others && !facts.others.is_empty() {
             let read = others.get_or_insert_with(|| {
                 let mut warnings = warnings.clone();
                 read_other_operating_systems(facts, cache, pools, &mut warnings).map(
@@ -293,6 +290,10 @@ pub(super) fn settle_from_nodes(
             }
         }
     };
+    // `decide_from_nodes` decides for the clusters the Nodes read so far allow, and last for the
+    // one it settles on: a Pod whose images run anywhere refused there is decided for the other
+    // OSes too, on that cluster (`Facts::others_decide`).
+    let mut refused_on: Option<Schedulable> = None;
     let read = nodes::decide_from_nodes(
         cluster,
         os,
@@ -300,8 +301,20 @@ pub(super) fn settle_from_nodes(
         &facts.constraints.admits(),
         &pools(os),
         windows_builds_from_nodes,
-        &mut decide,
+        &mut |cache, schedulable| {
+            let own_refused = || {
+                let (constraints, images) = (&facts.constraints, &facts.image_common);
+                plan(pod, facts, constraints, images, schedulable).is_err()
+            };
+            refused_on = (facts.unconstrained && facts.others_decide(own_refused))
+                .then(|| schedulable.clone());
+            decide(cache, schedulable, !facts.unconstrained)
+        },
     );
+    let read = match (read, refused_on) {
+        (Ok(Ok(_)), Some(schedulable)) => Ok(decide(cluster, &schedulable, true)),
+        (read, _) => read,
+    };
     match read {
         Ok(Ok((outcome, decided))) => {
             *pod = decided;

@@ -185,8 +185,9 @@ fn steps(
         return Err(refuse_os(refusal, subject, settings, &mut warnings));
     }
     // Images built for several OSes, or that run anywhere: the other OSes a Pod that states none
-    // may run on (for images that run anywhere, decided only where its own OS refuses it).
-    let others = match fallback.is_none() {
+    // may run on (for images that run anywhere, decided only where its own OS refuses it, and
+    // only when every image was looked up: an image that failed may run on its own OS alone).
+    let others = match fallback.is_none() && (!unconstrained || failed.is_empty()) {
         true => other_operating_systems(pod, &constraints.os, &known, subject.name),
         false => Vec::new(),
     };
