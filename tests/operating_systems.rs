@@ -331,6 +331,16 @@ fn a_daemon_set_under_validate_is_warned_about_the_nodes_of_the_other_os() {
     let r = evaluate(&daemon_set(spec));
     r.assert_accepted_unchanged();
     assert_eq!(r.decision.warnings, Vec::<String>::new());
+    // Nor where the only term that admits a Windows node asks for ppc64le, which the cluster has
+    // no node of (tests/scheduling.rs, SCHEDULING_SEED=1795830280422484177: it was warned).
+    let mut spec = template["spec"].clone();
+    spec["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["ppc64le"]}]}]}}});
+    let r = evaluate(&daemon_set(spec));
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings, Vec::<String>::new());
 }
 
 #[test]
