@@ -1,6 +1,7 @@
 package property
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,6 +56,11 @@ type Case struct {
 	poolArches map[string][]string
 	// Update: a Pod case that, once admitted, is updated (update.go); nil: none.
 	Update *updatePlan
+	// WorkloadUpdate: a workload case that, once admitted, is updated (workload_update.go).
+	WorkloadUpdate bool
+	// Old: the workload as stored, for the UPDATE of it Object is (workload_update.go); nil: a
+	// CREATE.
+	Old json.RawMessage
 	// Virtual: a virtual-kubelet Node of the cluster besides Nodes (virtualNode); nil: none.
 	Virtual *v1.Node
 }
@@ -616,8 +622,10 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 		virtual := virtualNode()
 		c.Virtual = &virtual
 	}
-	// Last of all: one Pod in ten created bound (bound.go).
+	// One Pod in ten created bound (bound.go).
 	drawCreatedBound(t, c)
+	// Last of all: one workload in four updated (workload_update.go).
+	drawWorkloadUpdatePlan(t, c)
 	return c
 }
 

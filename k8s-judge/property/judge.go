@@ -23,17 +23,22 @@ var resources = map[string][3]string{
 	"Job": {"batch", "v1", "jobs"}, "CronJob": {"batch", "v1", "cronjobs"},
 }
 
-// request is the AdmissionRequest the API server sends for creating c's object.
+// request is the AdmissionRequest the API server sends for creating c's object, or for updating
+// c.Old to it (a workload UPDATE: workload_update.go).
 func (c *Case) request(object []byte) ([]byte, error) {
 	r := resources[c.Kind]
 	kind := map[string]string{"group": r[0], "version": r[1], "kind": c.Kind}
 	resource := map[string]string{"group": r[0], "version": r[1], "resource": r[2]}
+	operation, options, old := "CREATE", "CreateOptions", json.RawMessage("null")
+	if c.Old != nil {
+		operation, options, old = "UPDATE", "UpdateOptions", c.Old
+	}
 	return json.Marshal(map[string]any{
 		"uid": "judged", "kind": kind, "resource": resource, "requestKind": kind, "requestResource": resource,
-		"name": "judged", "namespace": "default", "operation": "CREATE",
+		"name": "judged", "namespace": "default", "operation": operation,
 		"userInfo": map[string]any{"username": "k8s-judge"},
-		"object":   json.RawMessage(object), "oldObject": nil, "dryRun": false,
-		"options": map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+		"object":   json.RawMessage(object), "oldObject": old, "dryRun": false,
+		"options": map[string]any{"apiVersion": "meta.k8s.io/v1", "kind": options},
 	})
 }
 

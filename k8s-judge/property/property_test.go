@@ -139,6 +139,21 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 			}
 			updates.add(uv)
 		}
+		// The admitted workload updated (workload_update.go).
+		if c.WorkloadUpdate && !verdict.Rejected {
+			uc, kind, err := drawWorkloadUpdate(rt, c, reg, verdict.Returned)
+			if err != nil {
+				rt.Fatalf("%v\n%s", err, describe(c))
+			}
+			uv, err := judgeWorkloadUpdate(uc, kind, h)
+			if err != nil {
+				rt.Fatalf("%v\n%s", err, describe(c))
+			}
+			if len(uv.Violations) > 0 {
+				rt.Fatalf("UPDATE (%s): %s\n%s\nold %s\nnew %s\nanswer %s", kind, strings.Join(uv.Violations, "\n"), describe(c), uc.Old, uc.Object, uv.Answer)
+			}
+			updates.add(uv)
+		}
 		evaluating += verdict.Evaluation
 		counts[c.Kind]++
 		if c.readNodes() {

@@ -94,7 +94,8 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	}
 	missed := strings.Join(u.missed(minimumCases), "; ")
 	for _, want := range []string{"UPDATEs refused in 0", "UPDATEs with a new image accepted unchanged in 0", "gated Pods pinned on UPDATE in 0",
-		"judged on its Node (readNodes) in 0", "UPDATEs " + updateSwap + " in 0", "UPDATEs " + updateEphemeral + " in 0"} {
+		"judged on its Node (readNodes) in 0", "UPDATEs " + updateSwap + " in 0", "UPDATEs " + updateEphemeral + " in 0",
+		"UPDATEs " + updateScale + " in 0", "UPDATEs " + updateSetImage + " in 0"} {
 		if !strings.Contains(missed, want) {
 			t.Errorf("missed %q, want %q in it", missed, want)
 		}
@@ -106,6 +107,8 @@ func TestUpdateTallyMinimums(t *testing.T) {
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Bound: true, Judged: []string{updCheckNotPatched, updCheckBound}})
 		u.add(UpdateVerdict{Kind: updateEphemeral, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAdmitted}})
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomePatched, Gated: true, Judged: []string{updCheckA, updCheckGatedPin}})
+		u.add(UpdateVerdict{Kind: updateScale, Workload: true, Outcome: outcomeUnchanged, Judged: []string{updCheckScale}})
+		u.add(UpdateVerdict{Kind: updateSetImage, Workload: true, Outcome: outcomePatched, Judged: []string{updCheckTemplate}})
 	}
 	if missed := u.missed(minimumCases); len(missed) > 0 {
 		t.Errorf("missed %v, want none", missed)

@@ -60,7 +60,7 @@ const (
 	updateEphemeral = "ephemeral container"
 )
 
-var updateKinds = []string{updateLabels, updateSwap, updateEphemeral}
+var updateKinds = []string{updateLabels, updateSwap, updateEphemeral, updateScale, updateSetImage}
 
 // update is one Pod UPDATE: the Pod as stored (Old) and as the API server hands it to mutating
 // admission (New: the change applied, the scheme's defaults).
@@ -220,7 +220,7 @@ const (
 	updCheckGatedPin = "gated pin"
 )
 
-var updateChecks = []string{updCheckA, updCheckNotPatched, updCheckNoNew, updCheckLookup, updCheckAnywhere, updCheckBound, updCheckAdmitted, updCheckGatedPin}
+var updateChecks = []string{updCheckA, updCheckNotPatched, updCheckNoNew, updCheckLookup, updCheckAnywhere, updCheckBound, updCheckAdmitted, updCheckGatedPin, updCheckScale, updCheckTemplate}
 
 // Why an UPDATE's outcome is not judged (counted apart).
 const (
@@ -236,9 +236,11 @@ type UpdateVerdict struct {
 	Outcome    string
 	Bound      bool
 	Gated      bool
-	Judged     []string
-	Apart      string
-	Answer     string
+	// Workload: a workload's UPDATE (workload_update.go), not a Pod's.
+	Workload bool
+	Judged   []string
+	Apart    string
+	Answer   string
 }
 
 // judgeUpdate sends u to host and judges the answer from the catalog and Kubernetes' code (the
@@ -466,7 +468,10 @@ func newUpdateTally() *updateTally {
 func (t *updateTally) add(v UpdateVerdict) {
 	t.updates++
 	t.outcomes[v.Kind+"/"+v.Outcome]++
-	t.outcomes[v.Outcome]++
+	if !v.Workload {
+		// The Pod UPDATEs' outcomes (their minimums: missed).
+		t.outcomes[v.Outcome]++
+	}
 	for _, check := range v.Judged {
 		t.judged[check]++
 	}
@@ -474,6 +479,8 @@ func (t *updateTally) add(v UpdateVerdict) {
 		t.apart[v.Apart]++
 	}
 	switch {
+	case v.Workload:
+		t.where["workload"]++
 	case v.Gated:
 		t.where["gated"]++
 	case v.Bound:
@@ -486,7 +493,7 @@ func (t *updateTally) add(v UpdateVerdict) {
 // lines is the table the run prints; shares are of all cases.
 func (t *updateTally) lines(cases int) []string {
 	share := func(n int) string { return fmt.Sprintf("%d (%.1f%%)", n, 100*float64(n)/float64(max(cases, 1))) }
-	out := []string{fmt.Sprintf("UPDATEs: %s of the cases (bound %d, pending %d, gated %d)", share(t.updates), t.where["bound"], t.where["pending"], t.where["gated"])}
+	out := []string{fmt.Sprintf("UPDATEs: %s of the cases (Pods bound %d, pending %d, gated %d; workloads %d)", share(t.updates), t.where["bound"], t.where["pending"], t.where["gated"], t.where["workload"])}
 	for _, kind := range updateKinds {
 		out = append(out, fmt.Sprintf("UPDATE %-20s refused %5d patched %5d unchanged %5d", kind,
 			t.outcomes[kind+"/"+outcomeRejected], t.outcomes[kind+"/"+outcomePatched], t.outcomes[kind+"/"+outcomeUnchanged]))
@@ -519,6 +526,9 @@ const (
 	// Bound with readNodes, judged on the Node read by name: 0.45%, 0.6%, 0.6%; 0.5%, 0.15%
 	// (and 0.4% for RAPID_SEED 42) once NodePools' minValues were drawn.
 	minShareUpdateBound = 0.0007
+	// Each kind of workload UPDATE (workload_update.go; RAPID_SEED 4242424242, 3,000 cases):
+	// scales 3.7%, set images 2.9%.
+	minShareWorkloadUpdateKind = 0.012
 )
 
 // missed says which UPDATE minimum share a run of cases cases did not reach.
@@ -537,11 +547,15 @@ func (t *updateTally) missed(cases int) []string {
 	}
 	for _, kind := range updateKinds {
 		n := t.outcomes[kind+"/"+outcomeRejected] + t.outcomes[kind+"/"+outcomePatched] + t.outcomes[kind+"/"+outcomeUnchanged]
+		share := minShareUpdateKind
+		if kind == updateScale || kind == updateSetImage {
+			share = minShareWorkloadUpdateKind
+		}
 		minimums = append(minimums, struct {
 			name  string
 			count int
 			share float64
-		}{"UPDATEs " + kind, n, minShareUpdateKind})
+		}{"UPDATEs " + kind, n, share})
 	}
 	var out []string
 	for _, m := range minimums {
@@ -554,8 +568,8 @@ func (t *updateTally) missed(cases int) []string {
 
 // updateMinimumsText is the UPDATE minimums as the run prints them.
 func updateMinimumsText() string {
-	return fmt.Sprintf("UPDATEs %.2g%%, each kind %.2g%%, refused %.2g%%, a new image accepted unchanged %.2g%%, gated pinned %.2g%%, bound judged on its Node %.2g%%",
-		100*minShareUpdates, 100*minShareUpdateKind, 100*minShareUpdateRefused, 100*minShareUpdateAcceptedNew, 100*minShareUpdatePatched, 100*minShareUpdateBound)
+	return fmt.Sprintf("UPDATEs %.2g%%, each kind of Pod UPDATE %.2g%%, of workload UPDATE %.2g%%, refused %.2g%%, a new image accepted unchanged %.2g%%, gated pinned %.2g%%, bound judged on its Node %.2g%%",
+		100*minShareUpdates, 100*minShareUpdateKind, 100*minShareWorkloadUpdateKind, 100*minShareUpdateRefused, 100*minShareUpdateAcceptedNew, 100*minShareUpdatePatched, 100*minShareUpdateBound)
 }
 
 // poolBuildOnly: node n of OS o, which does not run the new images, is a Windows node a NodePool
