@@ -228,11 +228,9 @@ fn steps(
     if !settings.read_nodes {
         let mut schedulable = Schedulable::configured(settings.schedulable());
         let os = facts.constraints.os.as_str();
-        // After admission, and for a DaemonSet's template under `validate` (warned about the
-        // nodes of another OS it admits), only the nodes of the other OSes listed that the Pod
-        // admits count: they have the architectures the settings declare.
-        let admitted = subject.after_admission || subject.daemon_set;
-        schedulable.other_os = match admitted {
+        // The nodes of the other OSes listed that the Pod admits have the architectures the
+        // settings declare.
+        schedulable.other_os = match subject.counts_admitted_other_os() {
             false => settings.other_operating_system(os),
             true => admitted_on_other_os(pod, os, |other| {
                 let listed = settings

@@ -107,11 +107,7 @@ pub(super) fn other_operating_system(
         return Ok(false);
     }
     let settings = facts.settings;
-    // After admission, and for a DaemonSet's template under `validate` (warned about the nodes
-    // of another OS it admits), only nodes the Pod admits count: of an architecture the other
-    // OS's nodes may have.
-    let admitted = facts.subject.after_admission || facts.subject.daemon_set;
-    let found = match admitted {
+    let found = match facts.subject.counts_admitted_other_os() {
         false => nodes::other_operating_system(cluster, os, pools),
         true => admitted_on_other_os(pod, os, |other| {
             nodes::of_operating_system(cluster, other, &pools(other))

@@ -66,6 +66,15 @@ pub struct Subject<'a> {
     pub adds_terms: bool,
 }
 
+impl Subject<'_> {
+    /// Only the nodes of another OS that the Pod admits count (of an architecture that OS's nodes
+    /// may have), not every node of it: after admission, and for a DaemonSet's template under
+    /// `validate` (warned about the nodes of another OS it admits).
+    pub(super) fn counts_admitted_other_os(&self) -> bool {
+        self.after_admission || self.daemon_set
+    }
+}
+
 /// `onLookupFailure` applied to a read that failed (images, Nodes, Windows Nodes, a bound Pod's
 /// node): `reject` and `accept` settle the outcome; `ignoreImage` adds its warnings and lets
 /// the caller go on without what could not be read.
