@@ -274,6 +274,18 @@ record nodes-karpenter-min-values-windows "readNodes: a Windows Pod whose image 
   list_pools "$(node_pool win '[{"key":"kubernetes.io/os","operator":"In","values":["windows"]}]' | pool_list)"; } >"$S"
 pod_request "$(containers $N/wasm-index:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["ppc64le"]}]}]}}}}')"
 record nodes-karpenter-wasm-other-os "readNodes: a WebAssembly Pod that states no OS, whose term admits ppc64le alone, amd64 Linux Nodes and a Windows NodePool of any architecture: accepted unchanged (the pool may create windows/ppc64le)" --session "$S" "${readnodes[@]}"
+# The same kind of Pod, a Windows Pod by defaultOperatingSystem, whose terms admit Linux nodes or
+# arm; Windows and Linux Nodes of s390x, and a NodePool of amd64 for any OS: its own OS refuses it
+# on the Nodes (it would accept arm), so Linux decides it, where the NodePool adds amd64 and so
+# amd64's architectureTolerations (tests/scheduling.rs, SCHEDULING_SEED=1795835996774906726: the
+# NodePools were not read, and it was accepted unchanged).
+{ oci $N/wasm-index:1.0 wasip1/wasm
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch notin (amd64,arm64,ppc64le,s390x)" "$EMPTY"
+  list_nodes "kubernetes.io/os=windows,kubernetes.io/arch in (amd64,arm64,ppc64le,s390x)" "$(node win-s390x windows s390x | node_list)"
+  list_nodes "kubernetes.io/os=linux" "$(node linux-s390x linux s390x | node_list)"
+  list_pools "$(node_pool amd64 '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64"]}]' | pool_list)"; } >"$S"
+pod_request "$(containers $N/wasm-index:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: "kubernetes.io/os", operator: "In", values: ["linux"]}]}, {matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["arm"]}]}]}}}}')"
+record nodes-karpenter-wasm-other-os-tolerations "readNodes, defaultOperatingSystem windows: a WebAssembly Pod whose terms admit Linux nodes or arm, Windows and Linux Nodes of s390x, a NodePool of amd64 for any OS: its own OS refuses it, Linux decides it with the NodePool, and amd64's architectureTolerations are added" --session "$S" --allow-context-aware --settings-json '{"readNodes":true,"defaultOperatingSystem":"windows","architectureTolerations":{"amd64":[{"key":"pool","operator":"Equal","value":"x86","effect":"NoSchedule"}]}}'
 # A virtual-kubelet Node (AKS virtual nodes on ACI): no kubernetes.io/arch nor kubernetes.io/os
 # label, tainted, a kubelet status of amd64.
 virtual_node=$(node virtual-node-aci-linux linux amd64 | jq -c '.metadata.labels = {"type": "virtual-kubelet",

@@ -461,6 +461,59 @@ fn a_pod_is_kept_to_its_os_where_another_has_only_pools_its_min_values_leave_out
 }
 
 #[test]
+fn a_pod_whose_images_run_anywhere_refused_by_its_own_os_reads_the_node_pools_for_the_others() {
+    // Found by tests/scheduling.rs (`node_aware_templates_decide_as_the_cluster_architectures`,
+    // SCHEDULING_SEED=1795835996774906726 with SCHEDULING_CASES=300000): a Pod of WebAssembly
+    // images, a Windows Pod by defaultOperatingSystem, its terms admitting Linux nodes or arm;
+    // Windows and Linux Nodes of s390x; a NodePool of amd64 for any OS. Its own OS refuses it on
+    // the Nodes, so Linux decides it, where the NodePool adds amd64 and so amd64's tolerations.
+    // With every architecture its own OS would accept it (arm): that hypothesis did not bound
+    // the NodePools' decision, yet the two agreed, and the NodePools were never read.
+    let mut registry = FixtureRegistry::new();
+    let object = pod(
+        &["ghcr.io/org/wasm-index:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm"]}]}]}}}}),
+    );
+    let mut cluster = FixtureCluster::of(vec![
+        node("win-s390x", "windows", "s390x"),
+        node("linux-s390x", "linux", "s390x"),
+    ]);
+    cluster.node_pools = Some(vec![node_pool(
+        "amd64",
+        json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
+        json!([]),
+    )]);
+    let run = run_in_cluster(
+        &mut registry,
+        &mut cluster,
+        "Pod",
+        "CREATE",
+        &object,
+        &Value::Null,
+        &settings(json!({
+            "readNodes": true,
+            "defaultOperatingSystem": "windows",
+            "architectureTolerations": {"amd64": [
+                {"key": "pool", "operator": "Equal", "value": "x86", "effect": "NoSchedule"}]},
+        })),
+    );
+    run.assert_patch(json!([{"op": "add", "path": "/spec/tolerations", "value": [
+        {"key": "pool", "operator": "Equal", "value": "x86", "effect": "NoSchedule"}]}]));
+    assert_eq!(
+        cluster.calls,
+        [
+            list("kubernetes.io/os=windows,kubernetes.io/arch notin (amd64,arm64,ppc64le,s390x)"),
+            list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64,arm64,ppc64le,s390x)"),
+            list("kubernetes.io/os=linux"),
+            NODE_POOLS_CALL.to_string(),
+        ]
+    );
+}
+
+#[test]
 fn a_pod_whose_images_run_anywhere_is_decided_for_another_os_where_its_own_refuses_it() {
     // Found by k8s-judge (issue 43, RAPID_SEED=18052084633831528540, case 2,077): a Pod of
     // WebAssembly images only, stating no OS, whose required term admits ppc64le alone, was

@@ -31,8 +31,8 @@ pub(super) fn settle_from_cluster(
     let settings = facts.settings;
     let configured = pools_of(settings, |_| Architectures::new());
     let mut decided = pod.clone();
-    let nodes_alone =
-        settle_from_nodes(&mut decided, facts, cluster, &configured, warnings.clone());
+    let (nodes_alone, others_alone) =
+        settle_noting_others(&mut decided, facts, cluster, &configured, warnings.clone());
     if nodes_alone.is_err() {
         // A Node list failed under `onLookupFailure: accept` or `reject`: that settles it.
         *pod = decided;
@@ -40,13 +40,22 @@ pub(super) fn settle_from_cluster(
     }
     let every = pools_of(settings, |_| platform::every_architecture());
     let mut hypothetical = pod.clone();
-    let with_every = settle_from_nodes(&mut hypothetical, facts, cluster, &every, warnings.clone());
+    let (with_every, others_every) =
+        settle_noting_others(&mut hypothetical, facts, cluster, &every, warnings.clone());
     // Where the Pod's OS has no Node nor configured pool, the Nodes alone decide as if it had
     // every architecture (`Schedulable` unknown): a NodePool of that OS can only narrow that, so
     // the two decisions above do not bound it and the NodePools are read.
     let os = facts.constraints.os.as_str();
     let os_unknown = settings.autoscaled(os).is_empty() && cluster.read_no_node_of(os);
-    if !os_unknown && same_verdict(&nodes_alone, &decided, &with_every, &hypothetical) {
+    // Nor do they bound it where the Pod's own OS refused it on the Nodes alone, and it was
+    // decided for the other OSes (images that run anywhere: `Facts::others_decide`), but not
+    // with every architecture: NodePools that leave its own OS refusing it may add architectures
+    // to another OS, and so their tolerations.
+    let others_unbounded = others_alone && !others_every;
+    if !os_unknown
+        && !others_unbounded
+        && same_verdict(&nodes_alone, &decided, &with_every, &hypothetical)
+    {
         *pod = decided;
         return nodes_alone;
     }
@@ -211,8 +220,20 @@ pub(super) fn settle_from_nodes(
     facts: &Facts,
     cluster: &mut ClusterCache,
     pools: &dyn Fn(&str) -> Pools,
-    mut warnings: Vec<String>,
+    warnings: Vec<String>,
 ) -> Result<Outcome, Outcome> {
+    settle_noting_others(pod, facts, cluster, pools, warnings).0
+}
+
+/// `settle_from_nodes`, and whether the Pod's own OS refused it on the cluster settled on while
+/// the other OSes decided it (images that run anywhere: `Facts::others_decide`).
+fn settle_noting_others(
+    pod: &mut Value,
+    facts: &Facts,
+    cluster: &mut ClusterCache,
+    pools: &dyn Fn(&str) -> Pools,
+    mut warnings: Vec<String>,
+) -> (Result<Outcome, Outcome>, bool) {
     let settings = facts.settings;
     let os = facts.constraints.os.as_str();
     // A Windows Pod pinned to its images' OS builds reads every Windows Node's build.
@@ -311,11 +332,12 @@ pub(super) fn settle_from_nodes(
             decide(cache, schedulable, !facts.unconstrained)
         },
     );
+    let others_decided = refused_on.is_some();
     let read = match (read, refused_on) {
         (Ok(Ok(_)), Some(schedulable)) => Ok(decide(cluster, &schedulable, true)),
         (read, _) => read,
     };
-    match read {
+    let outcome = match read {
         Ok(Ok((outcome, decided))) => {
             *pod = decided;
             Ok(outcome)
@@ -323,9 +345,14 @@ pub(super) fn settle_from_nodes(
         Ok(Err(outcome)) => Err(outcome),
         Err(cause) => {
             let failure = Failure::nodes(os, facts.subject.name, cause);
-            on_lookup_failure(failure, settings, &mut warnings)?;
-            let unknown = Schedulable::configured(Architectures::new());
-            Ok(settle(pod, facts, &unknown, &[], warnings))
+            match on_lookup_failure(failure, settings, &mut warnings) {
+                Err(outcome) => Err(outcome),
+                Ok(()) => {
+                    let unknown = Schedulable::configured(Architectures::new());
+                    Ok(settle(pod, facts, &unknown, &[], warnings))
+                }
+            }
         }
-    }
+    };
+    (outcome, others_decided)
 }
