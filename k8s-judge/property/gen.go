@@ -390,6 +390,10 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 		}
 	case name == "missing/image:1.0":
 		img.missing = true
+	case !strings.Contains(ref, "/"):
+		// A single name: the registry's library/ copy is what is looked up.
+		img = catalogImage(reg, officialName(name))
+		img.ref = ref
 	default:
 		img = catalogImage(reg, name)
 		img.ref = ref
@@ -405,8 +409,9 @@ const mirrorHost = "mirror.invalid"
 // spell writes the catalog image name (`repository:tag`) as Pods write references: in the
 // registry by tag (most often), by digest (the catalog's), by tag and digest, and, where the
 // settings mirror them to the registry (registryMirrors), on mirrorHost or as a Docker Hub short
-// name (`repository:tag`, which is docker.io's). The judge knows each spelling for the image it
-// names (Case.images).
+// name (`repository:tag`, which is docker.io's) or, for an image the registry also keeps as an
+// official one (officialName), a single name (`name:tag`, docker.io/library/'s). The judge knows
+// each spelling for the image it names (Case.images).
 func spell(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 	repository, tag, _ := strings.Cut(name, ":")
 	digest := reg.Catalog[name].Digest
@@ -419,6 +424,9 @@ func spell(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 	}
 	if _, mirrored := c.Settings.RegistryMirrors["docker.io"]; mirrored {
 		spellings = append(spellings, "short name", "short name")
+		if _, official := reg.Catalog[officialName(name)]; official {
+			spellings = append(spellings, "single name", "single name")
+		}
 	}
 	switch rapid.SampledFrom(spellings).Draw(t, "spelling") {
 	case "digest":
@@ -429,8 +437,18 @@ func spell(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 		return mirrorHost + "/" + name
 	case "short name":
 		return name
+	case "single name":
+		return strings.TrimPrefix(name, "gen/")
 	}
 	return reg.Ref(name)
+}
+
+// officialName is where the registry keeps gen/<name> as Docker Hub keeps an official image
+// (library/<name>): a single-name reference <name> means docker.io/library/<name>, which a
+// registryMirrors entry for docker.io maps to the fixture registry (seed-registry's library/
+// copies of gen/linux-<arches> and gen/single-<os>-<arch>).
+func officialName(name string) string {
+	return "library/" + strings.TrimPrefix(name, "gen/")
 }
 
 // artifacts are the registry's artifacts with no platform (a Helm chart; a CNCF ModelPack model;

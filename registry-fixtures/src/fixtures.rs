@@ -841,7 +841,8 @@ pub fn all() -> Vec<Fixture> {
 /// The images of the Kubernetes-judged property (`k8s-judge/`), beside `all()`: OCI indexes of
 /// every non-empty subset of five Linux platforms (`gen/linux-<arches>`), Windows images of three
 /// OS builds alone and with Linux entries (`gen/windows-<builds>[-linux-<arches>]`), and
-/// single-platform images (`gen/single-<os>-<arch>`). Tagged `1.0`.
+/// single-platform images (`gen/single-<os>-<arch>`); the Linux and single-platform ones again as
+/// `library/<name>`. Tagged `1.0`.
 pub fn property() -> Vec<Fixture> {
     const LINUX: [(&str, Option<&str>); 5] = [
         ("amd64", None),
@@ -913,6 +914,25 @@ pub fn property() -> Vec<Fixture> {
         let m = image(Kind::Oci, "", &repository, &platform);
         out.push(fixture(&repository, "generated: one platform", m, vec![]));
     }
+    // The Linux and single-platform images again where Docker Hub keeps its official images: a
+    // single-name reference (`linux-amd64:1.0`, docker.io/library/linux-amd64:1.0) reaches them
+    // through registryMirrors.
+    let official: Vec<Fixture> = out
+        .iter()
+        .filter(|f| {
+            f.repository.starts_with("gen/linux-") || f.repository.starts_with("gen/single-")
+        })
+        .map(|f| {
+            let repository = f.repository.replacen("gen/", "library/", 1);
+            Fixture {
+                var: var_of(&repository, &f.tag),
+                repository,
+                description: format!("{}, at a Docker Hub official image's path", f.description),
+                ..f.clone()
+            }
+        })
+        .collect();
+    out.extend(official);
     out
 }
 
