@@ -469,7 +469,6 @@ fn a_pod_whose_images_run_anywhere_refused_by_its_own_os_reads_the_node_pools_fo
     // the Nodes, so Linux decides it, where the NodePool adds amd64 and so amd64's tolerations.
     // With every architecture its own OS would accept it (arm): that hypothesis did not bound
     // the NodePools' decision, yet the two agreed, and the NodePools were never read.
-    let mut registry = FixtureRegistry::new();
     let object = pod(
         &["ghcr.io/org/wasm-index:1"],
         json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -486,19 +485,14 @@ fn a_pod_whose_images_run_anywhere_refused_by_its_own_os_reads_the_node_pools_fo
         json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]),
         json!([]),
     )]);
-    let run = run_in_cluster(
-        &mut registry,
+    let run = node_aware(
         &mut cluster,
-        "Pod",
-        "CREATE",
         &object,
-        &Value::Null,
-        &settings(json!({
-            "readNodes": true,
+        json!({
             "defaultOperatingSystem": "windows",
             "architectureTolerations": {"amd64": [
                 {"key": "pool", "operator": "Equal", "value": "x86", "effect": "NoSchedule"}]},
-        })),
+        }),
     );
     run.assert_patch(json!([{"op": "add", "path": "/spec/tolerations", "value": [
         {"key": "pool", "operator": "Equal", "value": "x86", "effect": "NoSchedule"}]}]));
