@@ -1,7 +1,8 @@
 //! The cluster hypotheses with `readNodes`: the decision for the cluster's Nodes (read no further
 //! than it needs, `nodes::decide_from_nodes`), for a cluster whose pools could create every
-//! platform, and, only where those two differ, for the nodes Karpenter's NodePools can create.
-//! Every hypothesis reads through one `ClusterCache`.
+//! platform, and, only where those two do not bound it (they differ, or `settle_from_cluster`
+//! names why they cannot), for the nodes Karpenter's NodePools can create. Every hypothesis
+//! reads through one `ClusterCache`.
 
 use serde_json::Value;
 
@@ -21,7 +22,9 @@ use super::windows::windows_builds;
 /// With `readNodes`: the decision for the cluster's Nodes and the nodes its pools may create
 /// (`autoscaledArchitectures`, Karpenter's NodePools). The NodePools are read only when the
 /// Nodes alone do not decide: when the verdict for the Nodes differs from the one for a cluster
-/// whose pools could create nodes of every architecture and OS (each Node list is read once).
+/// whose pools could create nodes of every architecture and OS, or when those two do not bound
+/// the NodePools' decision (the Pod's OS has no Node; images that run anywhere decided for the
+/// other OSes on the Nodes alone only). Each Node list is read once.
 pub(super) fn settle_from_cluster(
     pod: &mut Value,
     facts: &Facts,
