@@ -335,7 +335,8 @@ fn settle_noting_others(
             decide(cache, schedulable, !facts.unconstrained)
         },
     );
-    let others_decided = refused_on.is_some();
+    // Only where the Nodes were read: a failed list is decided by `onLookupFailure` below.
+    let others_decided = refused_on.is_some() && matches!(read, Ok(Ok(_)));
     let read = match (read, refused_on) {
         (Ok(Ok(_)), Some(schedulable)) => Ok(decide(cluster, &schedulable, true)),
         (read, _) => read,
