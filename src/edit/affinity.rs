@@ -17,9 +17,9 @@ const REQUIRED_PATH: [&str; 3] = [
 ];
 
 /// Appends `additions[index]` (the architecture and OS expressions) to each required term,
-/// `key In [values]` for each of `labels` to every term that has requirements and no expression
-/// on that key, and for each of `narrowed` to every such term whose own `In` expression on that
-/// key does not keep within them already (the Windows builds: the Pod's own list may name builds
+/// `key In [values]` for each of `labels` to every term that has requirements, admits Nodes with
+/// an architecture label and has no expression on that key, and for each of `narrowed` to every
+/// such term whose own `In` expression on that key does not keep within them already (the Windows builds: the Pod's own list may name builds
 /// its images lack). A Pod without terms gets one (with `additions[0]`), when there is anything
 /// to put in it. Returns whether anything changed.
 pub fn constrain_required(
@@ -48,8 +48,11 @@ pub fn constrain_required(
                     push_expression(term, expression.clone());
                     changed = true;
                 }
-                if matches_nothing(term) {
-                    continue; // leave it so
+                // A term that matches nothing is left so; one that admits only Nodes without an
+                // architecture label (virtual nodes, which carry neither a zone nor a Windows
+                // build: the policy's own copy, or the Pod's) gets no label: it would lose them.
+                if matches_nothing(term) || pod::admits_only_unlabelled(term) {
+                    continue;
                 }
                 for (key, values) in labels {
                     if !has_expression_on(term, key) {
