@@ -122,7 +122,7 @@ pub(super) fn settle_from_cluster(
     settle_with_pools(pod, facts, cluster, &pools, &seen, &warnings)
 }
 
-/// `settle_from_nodes` with the NodePools counted for a Pod of `tolerations`.
+/// `settle_noting_others` with the NodePools counted for a Pod of `tolerations`.
 fn settle_with_pools(
     pod: &mut Value,
     facts: &Facts,
@@ -167,7 +167,7 @@ fn settle_with_pools(
             node_pools: counted,
         }
     };
-    settle_from_nodes(pod, facts, cluster, &with_pools, warnings.to_vec())
+    settle_noting_others(pod, facts, cluster, &with_pools, warnings.to_vec()).0
 }
 
 /// The pools of each OS: `autoscaledArchitectures`' for it, and what `node_pools` says the
@@ -217,18 +217,7 @@ pub(super) fn same_verdict(
 /// Steps 6 and 7 with `readNodes`: the decision `settle` makes for the cluster's Nodes of the
 /// Pod's OS, which `nodes::decide_from_nodes` reads no further than that decision needs. Nodes
 /// that cannot be read follow `onLookupFailure` (`ignoreImage`: every architecture the images
-/// run on counts).
-pub(super) fn settle_from_nodes(
-    pod: &mut Value,
-    facts: &Facts,
-    cluster: &mut ClusterCache,
-    pools: &dyn Fn(&str) -> Pools,
-    warnings: Vec<String>,
-) -> Result<Outcome, Outcome> {
-    settle_noting_others(pod, facts, cluster, pools, warnings).0
-}
-
-/// `settle_from_nodes`, and whether the Pod's own OS refused it on the cluster settled on while
+/// run on counts). With it, whether the Pod's own OS refused it on the cluster settled on while
 /// the other OSes decided it (images that run anywhere: `Facts::others_decide`).
 fn settle_noting_others(
     pod: &mut Value,
