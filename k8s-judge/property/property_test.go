@@ -124,35 +124,37 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		}
 		counts["cases"]++
 		judged.add(c.Kind, verdict)
-		// The admitted Pod updated (update.go).
-		if c.Update != nil && !verdict.Rejected {
-			u, err := drawUpdate(rt, c, reg, verdict.Returned)
-			if err != nil {
-				rt.Fatalf("%v\n%s", err, describe(c))
-			}
-			uv, err := judgeUpdate(c, u, h)
+		// The admitted Pod updated (update.go), and the admitted workload (workload_update.go):
+		// drawn from the object as stored, judged, tallied.
+		judgeAnUpdate := func(judgeIt func() (string, string, UpdateVerdict, error)) {
+			kind, objects, uv, err := judgeIt()
 			if err != nil {
 				rt.Fatalf("%v\n%s", err, describe(c))
 			}
 			if len(uv.Violations) > 0 {
-				rt.Fatalf("UPDATE (%s): %s\n%s\nold %s\nnew %s\nsubResource %q\nanswer %s", u.Kind, strings.Join(uv.Violations, "\n"), describe(c), u.Old, u.New, u.Subresource, uv.Answer)
+				rt.Fatalf("UPDATE (%s): %s\n%s\n%s\nanswer %s", kind, strings.Join(uv.Violations, "\n"), describe(c), objects, uv.Answer)
 			}
 			updates.add(uv)
 		}
-		// The admitted workload updated (workload_update.go).
+		if c.Update != nil && !verdict.Rejected {
+			judgeAnUpdate(func() (string, string, UpdateVerdict, error) {
+				u, err := drawUpdate(rt, c, reg, verdict.Returned)
+				if err != nil {
+					return "", "", UpdateVerdict{}, err
+				}
+				uv, err := judgeUpdate(c, u, h)
+				return u.Kind, fmt.Sprintf("old %s\nnew %s\nsubResource %q", u.Old, u.New, u.Subresource), uv, err
+			})
+		}
 		if c.WorkloadUpdate && !verdict.Rejected {
-			uc, kind, err := drawWorkloadUpdate(rt, c, reg, verdict.Returned)
-			if err != nil {
-				rt.Fatalf("%v\n%s", err, describe(c))
-			}
-			uv, err := judgeWorkloadUpdate(uc, kind, h)
-			if err != nil {
-				rt.Fatalf("%v\n%s", err, describe(c))
-			}
-			if len(uv.Violations) > 0 {
-				rt.Fatalf("UPDATE (%s): %s\n%s\nold %s\nnew %s\nanswer %s", kind, strings.Join(uv.Violations, "\n"), describe(c), uc.Old, uc.Object, uv.Answer)
-			}
-			updates.add(uv)
+			judgeAnUpdate(func() (string, string, UpdateVerdict, error) {
+				uc, kind, err := drawWorkloadUpdate(rt, c, reg, verdict.Returned)
+				if err != nil {
+					return "", "", UpdateVerdict{}, err
+				}
+				uv, err := judgeWorkloadUpdate(uc, kind, h)
+				return kind, fmt.Sprintf("old %s\nnew %s", uc.Old, uc.Object), uv, err
+			})
 		}
 		evaluating += verdict.Evaluation
 		counts[c.Kind]++
