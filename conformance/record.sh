@@ -300,6 +300,32 @@ virtual_node=$(node virtual-node-aci-linux linux amd64 | jq -c '.metadata.labels
 pod_request "$(containers $N/amd64-only:1.0 | jq -c '. + {nodeSelector: {type: "virtual-kubelet"},
   tolerations: [{key: "virtual-kubelet.io/provider", operator: "Exists"}]}')"
 record nodes-virtual-node "readNodes: a Pod sent to a virtual-kubelet Node (no architecture label) by its nodeSelector: pinned to amd64, with a copy of its term for the Nodes without the label" --session "$S" "${readnodes[@]}"
+# matchNodeLabels: a virtual node has no zone label, so a term that admits only Nodes without an
+# architecture label gets no zone: not one of the Pod's own, nor the copy the policy added, when
+# it runs again on its own output (a template under mutate whose image is set: k8s-judge,
+# RAPID_SEED=7149225260538296555).
+{ oci $N/amd64-only:1.0 linux/amd64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (amd64)" "$(arm_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
+  no_karpenter
+  list_nodes "$UNLABELLED" "$(echo "$virtual_node" | node_list)"; } >"$S"
+pod_request "$(containers $N/amd64-only:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+  {matchExpressions: [{key: "kubernetes.io/role", operator: "In", values: ["agent"]}]},
+  {matchExpressions: [{key: "kubernetes.io/arch", operator: "DoesNotExist"}]}]}}}}')" \
+  '{"labels": {"topology.kubernetes.io/zone": "eu-west-1a"}}'
+record nodes-virtual-node-zone "readNodes, matchNodeLabels [topology.kubernetes.io/zone]: a Pod with a term for the Nodes without an architecture label: the zone goes into its other term and that term's copy for them gets none, nor does its own" --session "$S" \
+  --allow-context-aware --settings-json '{"readNodes":true,"matchNodeLabels":["topology.kubernetes.io/zone"]}'
+{ oci $N/amd64-only:1.0 linux/amd64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (amd64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  no_karpenter; } >"$S"
+pod_request "$(containers $N/amd64-only:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+  {matchExpressions: [{key: "kubernetes.io/arch", operator: "In", values: ["amd64"]}, {key: "topology.kubernetes.io/zone", operator: "In", values: ["eu-west-1a"]}]},
+  {matchExpressions: [{key: "kubernetes.io/arch", operator: "DoesNotExist"}, {key: "beta.kubernetes.io/arch", operator: "DoesNotExist"}]}]}}}}')" \
+  '{"labels": {"topology.kubernetes.io/zone": "eu-west-1a"}, "annotations": {"image-arch-affinity.kubewarden.io/architectures": "amd64"}}'
+record nodes-virtual-node-zone-pinned "readNodes, matchNodeLabels [topology.kubernetes.io/zone]: the Pod as the policy pinned it, with its copy for the Nodes without an architecture label: accepted unchanged, the copy gets no zone" --session "$S" \
+  --allow-context-aware --settings-json '{"readNodes":true,"matchNodeLabels":["topology.kubernetes.io/zone"]}'
 { get_node arm-2 "$(arm_nodes | tail -n 1 | masked)"
   oci $N/amd64-only:1.0 linux/amd64; } >"$S"
 pod_request '{"nodeName":"arm-2","containers":[{"name":"c","image":"'$N'/amd64-only:1.0"}]}'
