@@ -257,7 +257,7 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.
 	if chance(t, "tolerations", 3) {
 		s.ArchitectureTolerations = map[string][]v1.Toleration{"arm64": {{Key: archLabel, Operator: v1.TolerationOpEqual, Value: "arm64", Effect: v1.TaintEffectNoSchedule}}}
 	}
-	if chance(t, "matchNodeLabels", 10) {
+	if chance(t, "matchNodeLabels", 2) {
 		s.MatchNodeLabels = []string{zoneLabel}
 	}
 	if chance(t, "pinWindowsBuild", 5) {
@@ -504,8 +504,10 @@ func requirement(key string, op v1.NodeSelectorOperator, values ...string) v1.No
 func drawExpression(t *rapid.T) v1.NodeSelectorRequirement {
 	switch rapid.SampledFrom([]string{"arch", "arch", "arch", "arch", "beta arch", "os", "tier", "tier", "zone"}).Draw(t, "key") {
 	case "arch":
-		op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists}).Draw(t, "op")
-		if op == v1.NodeSelectorOpExists {
+		// DoesNotExist: a term for Nodes without the label (virtual-kubelet's), as the policy
+		// itself writes beside a pin and reads again in a template it pinned.
+		op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpExists, v1.NodeSelectorOpDoesNotExist}).Draw(t, "op")
+		if op == v1.NodeSelectorOpExists || op == v1.NodeSelectorOpDoesNotExist {
 			return requirement(archLabel, op)
 		}
 		return requirement(archLabel, op, subset(t, nodeArches, "values")...)
@@ -605,6 +607,9 @@ func drawPodSpec(t *rapid.T, c *Case, reg *registry.Registry) v1.PodTemplateSpec
 			spec.Tolerations = append(spec.Tolerations, toleration)
 		}
 	}
+	if c.Virtual != nil && chance(t, "sent to the virtual node", 3) {
+		sendToVirtualNode(t, &spec)
+	}
 	if chance(t, "runtimeClassName", 3) {
 		spec.RuntimeClassName = ptr.To(rapid.SampledFrom([]string{wasmRuntimeClass, wasmRuntimeClass, "runc"}).Draw(t, "runtimeClassName"))
 	}
@@ -612,7 +617,7 @@ func drawPodSpec(t *rapid.T, c *Case, reg *registry.Registry) v1.PodTemplateSpec
 		spec.OS = &v1.PodOS{Name: v1.OSName(rapid.SampledFrom([]string{"linux", "windows"}).Draw(t, "spec.os.name"))}
 	}
 	meta := metav1.ObjectMeta{Labels: map[string]string{}}
-	if chance(t, "zone label", 3) {
+	if chance(t, "zone label", 2) {
 		meta.Labels[zoneLabel] = rapid.SampledFrom(zones).Draw(t, "zone label value")
 	}
 	if chance(t, "preferred annotation", 10) {
@@ -628,6 +633,11 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 	c := &Case{images: map[string]image{}}
 	c.Nodes = drawCluster(t)
 	c.Settings = drawSettings(t, c.Nodes, reg)
+	// One case in two: before the object, which may be sent to it (drawPodSpec).
+	if chance(t, "a virtual-kubelet Node", 2) {
+		virtual := virtualNode()
+		c.Virtual = &virtual
+	}
 	drawObject(t, c, reg, "judged")
 	if c.readNodes() {
 		// Drawn last: a seed draws the same cluster and object as before NodePools.
@@ -635,16 +645,42 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 	}
 	// Drawn last too: a seed draws the same cluster, object and pools as before updates.
 	drawUpdatePlan(t, c)
-	// And last again, for the same reason: one case in two.
-	if chance(t, "a virtual-kubelet Node", 2) {
-		virtual := virtualNode()
-		c.Virtual = &virtual
-	}
 	// One Pod in ten created bound (bound.go).
 	drawCreatedBound(t, c)
 	// Last of all: one workload in four updated (workload_update.go).
 	drawWorkloadUpdatePlan(t, c)
 	return c
+}
+
+// sendToVirtualNode sends spec to the virtual-kubelet Node as AKS documents it: its toleration,
+// and its nodeSelector "type: virtual-kubelet" or, ORed with the Pod's own terms, a required term
+// for the Nodes without an architecture label (as the policy writes beside a pin, and reads again
+// in a template it pinned).
+func sendToVirtualNode(t *rapid.T, spec *v1.PodSpec) {
+	virtual := tolerationPool[len(tolerationPool)-1]
+	if !slices.Contains(spec.Tolerations, virtual) {
+		spec.Tolerations = append(spec.Tolerations, virtual)
+	}
+	if rapid.Bool().Draw(t, "by nodeSelector") {
+		if spec.NodeSelector == nil {
+			spec.NodeSelector = map[string]string{}
+		}
+		spec.NodeSelector[typeLabel] = "virtual-kubelet"
+		return
+	}
+	if spec.Affinity == nil {
+		spec.Affinity = &v1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &v1.NodeAffinity{}
+	}
+	affinity := spec.Affinity.NodeAffinity
+	if affinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		affinity.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{}
+	}
+	required := affinity.RequiredDuringSchedulingIgnoredDuringExecution
+	required.NodeSelectorTerms = append(required.NodeSelectorTerms, v1.NodeSelectorTerm{
+		MatchExpressions: []v1.NodeSelectorRequirement{requirement(archLabel, v1.NodeSelectorOpDoesNotExist)}})
 }
 
 // virtualNode is a virtual-kubelet Node as its providers register it (AKS virtual nodes on Azure
@@ -655,7 +691,7 @@ func virtualNode() v1.Node {
 	name := "virtual-node-aci-linux"
 	return v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			"type": "virtual-kubelet", "kubernetes.io/role": "agent", betaOSLabel: "linux", hostLabel: name}},
+			typeLabel: "virtual-kubelet", "kubernetes.io/role": "agent", betaOSLabel: "linux", hostLabel: name}},
 		Spec: v1.NodeSpec{Taints: []v1.Taint{{Key: "virtual-kubelet.io/provider", Value: "azure", Effect: v1.TaintEffectNoSchedule}}},
 		Status: v1.NodeStatus{
 			NodeInfo:   v1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},

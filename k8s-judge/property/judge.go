@@ -213,6 +213,10 @@ const (
 	// static settings, which state no such Node, neither is c. (the pin may lose it).
 	skipVirtualB      = "b: the returned Pod admits a virtual-kubelet Node (no architecture label; what runs there is its provider's business)"
 	skipVirtualStatic = "c: a virtual-kubelet Node admitted the Pod under static settings (they state no such Node)"
+	// Accepted, and of the cluster's nodes only the virtual-kubelet Node admits the Pod: it may
+	// run there (what runs there is its provider's business), so the acceptance is not judged;
+	// a refusal is.
+	skipVirtualD = "d: accepted, only the virtual-kubelet Node admits it (what runs there is its provider's business)"
 )
 
 // What the judge sees when readNodes finds no Node nor pool of the Pod's OS (d. not judged):
@@ -577,6 +581,8 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			// does not model which it reads). Counted.
 			v.NoNodeOfOS = noNodeRefusedAsIf
 		}
+	case len(runnable) == 0 && !v.Rejected && c.Virtual != nil && admitsVirtual(c.Template, c.Virtual):
+		v.skipped(skipVirtualD)
 	case len(runnable) > 0 && v.Rejected:
 		v.judged(checkD)
 		fail("d. rejected, but nodes the settings count run it (%s OS, e.g. %s): %s", osText, runnable[0], response.Message())
@@ -806,8 +812,8 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// The virtual-kubelet Node: with readNodes the policy keeps it reachable wherever the
 	// original Pod admitted it (a copy of each term pinned, for the Nodes without the label).
 	if c.Virtual != nil {
-		before, _ := oracle.Admits(c.Template, c.Virtual)
-		after, _ := oracle.Admits(result, c.Virtual)
+		before := admitsVirtual(c.Template, c.Virtual)
+		after := admitsVirtual(result, c.Virtual)
 		switch {
 		case !before:
 		case !c.readNodes():
@@ -1019,4 +1025,11 @@ func (c *Case) withTemplate(pod *v1.Pod) *Case {
 	sent := *c
 	sent.Template, sent.poolArches = pod, nil
 	return &sent
+}
+
+// admitsVirtual: whether the virtual-kubelet Node admits pod (Kubernetes' NodeAffinity and
+// TaintToleration filters, as for any Node).
+func admitsVirtual(pod *v1.Pod, virtual *v1.Node) bool {
+	admits, _ := oracle.Admits(pod, virtual)
+	return admits
 }

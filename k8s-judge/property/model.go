@@ -20,6 +20,8 @@ const (
 	buildLabel    = "node.kubernetes.io/windows-build"
 	zoneLabel     = "topology.kubernetes.io/zone"
 	hostLabel     = "kubernetes.io/hostname"
+	// typeLabel: the virtual-kubelet Node's (virtualNode), by which AKS sends Pods there.
+	typeLabel = "type"
 )
 
 // image is what the judge knows of one image of a Pod: what it runs on, or that the host cannot
@@ -182,8 +184,10 @@ func node(template v1.Node, os, arch, winBuild string) v1.Node {
 }
 
 // templates are every other label set and name a node may have: each zone, each tier or none
-// (0..4: what In, Gt and Lt on the tiers the Pods use can admit), the beta labels or not, and
-// each name the Pod's matchFields name or one it does not (all others match alike).
+// (0..4: what In, Gt and Lt on the tiers the Pods use can admit), the beta labels or not, each
+// name the Pod's matchFields name or one it does not (all others match alike), and where the
+// Pod's nodeSelector names the virtual-kubelet Node's type (sendToVirtualNode), that label or
+// not: the settings state architectures and OSes, not which nodes carry it.
 func templates(c *Case) []v1.Node {
 	names := []string{"unnamed"}
 	if affinity := c.Template.Spec.Affinity; affinity != nil && affinity.NodeAffinity != nil &&
@@ -196,19 +200,28 @@ func templates(c *Case) []v1.Node {
 			}
 		}
 	}
+	types := []string{""}
+	if value := c.Template.Spec.NodeSelector[typeLabel]; value != "" {
+		types = append(types, value)
+	}
 	var out []v1.Node
 	for _, name := range names {
 		for _, zone := range zones {
 			for _, tier := range []string{"", "0", "1", "2", "3", "4"} {
 				for _, beta := range []bool{false, true} {
-					labels := map[string]string{zoneLabel: zone}
-					if tier != "" {
-						labels["tier"] = tier
+					for _, nodeType := range types {
+						labels := map[string]string{zoneLabel: zone}
+						if tier != "" {
+							labels["tier"] = tier
+						}
+						if beta {
+							labels[betaArchLabel], labels[betaOSLabel] = "", ""
+						}
+						if nodeType != "" {
+							labels[typeLabel] = nodeType
+						}
+						out = append(out, v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 					}
-					if beta {
-						labels[betaArchLabel], labels[betaOSLabel] = "", ""
-					}
-					out = append(out, v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 				}
 			}
 		}
