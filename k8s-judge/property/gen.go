@@ -370,7 +370,12 @@ func drawImage(t *rapid.T, c *Case, reg *registry.Registry, pool []string) strin
 		// counts where the cluster has an untainted Windows Node).
 		from = legacyImages
 	}
-	name := rapid.SampledFrom(from).Draw(t, "image")
+	return useImage(t, c, reg, rapid.SampledFrom(from).Draw(t, "image"))
+}
+
+// useImage spells the catalog image name (spell; the legacy images keep the registry's address)
+// and records what the judge knows of it. It returns the reference.
+func useImage(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 	ref := reg.Ref(name)
 	if !strings.HasPrefix(name, "legacy/") {
 		// imagePlatforms' pattern names the registry's address: legacy images keep it.
@@ -455,11 +460,16 @@ func officialName(name string) string {
 // an OCI 1.1 artifact with artifactType and the empty config): what image volumes mount.
 var artifacts = []string{"artifacts/helm-chart:1.0", "artifacts/model:1.0", "artifacts/dataset:1.0"}
 
+// dockerImages are the registry's single-platform Docker schema 2 images (a Docker image config,
+// as `docker build` without BuildKit pushes them): what image volumes mount one time in six.
+var dockerImages = []string{"single/amd64-docker:1.0", "gen/single-linux-arm64:1.0", "gen/single-linux-s390x:1.0"}
+
 // pullPolicies are an image volume's: unset (the API server defaults it) or each value.
 var pullPolicies = []v1.PullPolicy{"", v1.PullAlways, v1.PullIfNotPresent, v1.PullNever}
 
 // drawVolumes gives spec 1 or 2 image volumes (vol1, vol2), each of an image drawn as a
-// container's (drawImage), an artifact with no platform, or the image of one of its containers;
+// container's (drawImage), a Docker schema 2 image, an artifact with no platform, or the image of
+// one of its containers;
 // a container mounts some of them. One time in eight an init container runs an artifact a volume
 // mounts (not a container image: its lookup fails).
 func drawVolumes(t *rapid.T, c *Case, reg *registry.Registry, pool []string, spec *v1.PodSpec) {
@@ -467,7 +477,13 @@ func drawVolumes(t *rapid.T, c *Case, reg *registry.Registry, pool []string, spe
 	count := rapid.IntRange(1, 2).Draw(t, "image volumes")
 	for i := 1; i <= count; i++ {
 		var ref string
-		switch rapid.SampledFrom([]string{"image", "image", "artifact", "artifact", "container"}).Draw(t, "volume of") {
+		switch rapid.SampledFrom([]string{"image", "image", "docker image", "artifact", "artifact", "container"}).Draw(t, "volume of") {
+		case "docker image":
+			name := rapid.SampledFrom(dockerImages).Draw(t, "docker image")
+			if _, ok := reg.Catalog[name]; !ok {
+				t.Fatalf("the registry's catalog has no %s: rebuild seed-registry", name)
+			}
+			ref = useImage(t, c, reg, name)
 		case "artifact":
 			name := rapid.SampledFrom(artifacts).Draw(t, "artifact")
 			if _, ok := reg.Catalog[name]; !ok {

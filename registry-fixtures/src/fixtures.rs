@@ -841,7 +841,8 @@ pub fn all() -> Vec<Fixture> {
 /// The images of the Kubernetes-judged property (`k8s-judge/`), beside `all()`: OCI indexes of
 /// every non-empty subset of five Linux platforms (`gen/linux-<arches>`), Windows images of three
 /// OS builds alone and with Linux entries (`gen/windows-<builds>[-linux-<arches>]`), and
-/// single-platform images (`gen/single-<os>-<arch>`); the Linux and single-platform ones again as
+/// single-platform images (`gen/single-<os>-<arch>`, linux/arm64 and linux/s390x Docker schema 2
+/// images); the Linux and single-platform ones again as
 /// `library/<name>`. Tagged `1.0`.
 pub fn property() -> Vec<Fixture> {
     const LINUX: [(&str, Option<&str>); 5] = [
@@ -898,11 +899,13 @@ pub fn property() -> Vec<Fixture> {
             &mixed,
         ));
     }
-    for (os, arch, variant, os_version) in [
-        ("linux", "amd64", None, None),
-        ("linux", "arm64", Some("v8"), None),
-        ("linux", "s390x", None, None),
-        ("windows", "amd64", None, Some(BUILDS[1])),
+    // Two of them Docker schema 2 images (a Docker image config), as `docker build` without
+    // BuildKit pushes them.
+    for (os, arch, variant, os_version, kind) in [
+        ("linux", "amd64", None, None, Kind::Oci),
+        ("linux", "arm64", Some("v8"), None, Kind::Docker),
+        ("linux", "s390x", None, None, Kind::Docker),
+        ("windows", "amd64", None, Some(BUILDS[1]), Kind::Oci),
     ] {
         let platform = Platform {
             os: Some(os),
@@ -911,7 +914,7 @@ pub fn property() -> Vec<Fixture> {
             os_version,
         };
         let repository = format!("gen/single-{os}-{arch}");
-        let m = image(Kind::Oci, "", &repository, &platform);
+        let m = image(kind, "", &repository, &platform);
         out.push(fixture(&repository, "generated: one platform", m, vec![]));
     }
     // The Linux and single-platform images again where Docker Hub keeps its official images: a
