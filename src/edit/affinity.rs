@@ -19,9 +19,10 @@ const REQUIRED_PATH: [&str; 3] = [
 /// Appends `additions[index]` (the architecture and OS expressions) to each required term,
 /// `key In [values]` for each of `labels` to every term that has requirements, admits Nodes with
 /// an architecture label and has no expression on that key, and for each of `narrowed` to every
-/// such term whose own `In` expression on that key does not keep within them already (the Windows builds: the Pod's own list may name builds
-/// its images lack). A Pod without terms gets one (with `additions[0]`), when there is anything
-/// to put in it. Returns whether anything changed.
+/// such term whose own `In` expression on that key does not keep within them already (the
+/// Windows builds: the Pod's own list may name builds its images lack). A Pod without terms gets
+/// one (with `additions[0]`), when there is anything to put in it. Returns whether anything
+/// changed.
 pub fn constrain_required(
     spec: &mut Value,
     additions: &[Vec<Value>],
@@ -49,7 +50,7 @@ pub fn constrain_required(
                     changed = true;
                 }
                 // A term that matches nothing is left so; one that admits only Nodes without an
-                // architecture label (virtual nodes, which carry neither a zone nor a Windows
+                // architecture label (virtual nodes, which carry none of `labels` nor a Windows
                 // build: the policy's own copy, or the Pod's) gets no label: it would lose them.
                 if matches_nothing(term) || pod::admits_only_unlabelled(term) {
                     continue;
@@ -97,11 +98,12 @@ pub fn replace_required_terms(spec: &mut Value, terms: Vec<Value>) -> bool {
 
 /// Appends to the Pod's required terms, for each term of `original` (the Pod's own spec before
 /// the pins; without terms, one term that requires nothing) that may admit a Node without an
-/// architecture label (no `In`, `Exists` or `DoesNotExist` expression on `kubernetes.io/arch` or
-/// its beta key: the last is one of these copies already; and not empty, which matches no
-/// Node), a copy of it with `DoesNotExist` on both keys: the Nodes without the label that the
-/// Pod's own constraints admit stay reachable, and no other Node is added. None when the Pod's
-/// own nodeSelector names an architecture (either key), nor a copy the terms have already.
+/// architecture label (no `In` or `Exists` expression on `kubernetes.io/arch` or its beta key;
+/// and not empty, which matches no Node) and is pinned (it has no `DoesNotExist` on
+/// `kubernetes.io/arch`: `pod::admits_only_unlabelled`, such as one of these copies), a copy of
+/// it with `DoesNotExist` on both keys: the Nodes without the label that the Pod's own
+/// constraints admit stay reachable, and no other Node is added. None when the Pod's own
+/// nodeSelector names an architecture (either key), nor a copy the terms have already.
 /// Returns whether it added any.
 pub fn keep_without_architecture(spec: &mut Value, original: &Value) -> bool {
     let arch_keys = [ARCH_LABEL, BETA_ARCH_LABEL];
@@ -111,16 +113,14 @@ pub fn keep_without_architecture(spec: &mut Value, original: &Value) -> bool {
     {
         return false;
     }
-    let names_an_architecture = |term: &Value| {
-        term["matchExpressions"].as_array().is_some_and(|list| {
-            list.iter().any(|e| {
-                arch_keys.iter().any(|key| e["key"] == *key)
-                    && matches!(
-                        e["operator"].as_str(),
-                        Some("In" | "Exists" | "DoesNotExist")
-                    )
+    let needs_no_copy = |term: &Value| {
+        pod::admits_only_unlabelled(term)
+            || term["matchExpressions"].as_array().is_some_and(|list| {
+                list.iter().any(|e| {
+                    arch_keys.iter().any(|key| e["key"] == *key)
+                        && matches!(e["operator"].as_str(), Some("In" | "Exists"))
+                })
             })
-        })
     };
     // A Pod without terms requires nothing of a Node: one copy of its nodeSelector's term.
     let own: Vec<Value> = match pod::required_terms(original) {
@@ -140,14 +140,17 @@ pub fn keep_without_architecture(spec: &mut Value, original: &Value) -> bool {
     };
     let mut added = false;
     for mut term in own {
-        if names_an_architecture(&term) {
+        if needs_no_copy(&term) {
             continue;
         }
         let Some(expressions) = edit::array_at(&mut term, &["matchExpressions"]) else {
             continue;
         };
         for key in arch_keys {
-            expressions.push(json!({"key": key, "operator": "DoesNotExist"}));
+            let expression = json!({"key": key, "operator": "DoesNotExist"});
+            if !expressions.contains(&expression) {
+                expressions.push(expression);
+            }
         }
         if !terms.contains(&term) {
             terms.push(term);
