@@ -528,6 +528,10 @@ func drawExpression(t *rapid.T) v1.NodeSelectorRequirement {
 		}
 		return requirement(archLabel, op, subset(t, nodeArches, "values")...)
 	case "beta arch":
+		// In only: NotIn and DoesNotExist admit Nodes without the beta label, and the policy
+		// counts a NodePool's architecture for a Pod that admits it only there, where Karpenter
+		// reads the beta key as the stable one and launches nothing (k8s-judge/README.md, "Not
+		// drawn").
 		return requirement(betaArchLabel, v1.NodeSelectorOpIn, subset(t, nodeArches, "values")...)
 	case "os":
 		return requirement(osLabel, v1.NodeSelectorOpIn, rapid.SampledFrom([]string{"linux", "linux", "windows"}).Draw(t, "os"))
@@ -655,23 +659,23 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 		c.Virtual = &virtual
 	}
 	drawObject(t, c, reg, "judged")
+	// What follows is drawn after the object, in this order: NodePools, the Pod UPDATEs, a Pod
+	// created bound, a workload UPDATE.
 	if c.readNodes() {
-		// Drawn last: a seed draws the same cluster and object as before NodePools.
 		c.NodePools = drawPools(t)
 	}
-	// Drawn last too: a seed draws the same cluster, object and pools as before updates.
 	drawUpdatePlan(t, c)
 	// One Pod in ten created bound (bound.go).
 	drawCreatedBound(t, c)
-	// Last of all: one workload in four updated (workload_update.go).
+	// One workload in four updated (workload_update.go).
 	drawWorkloadUpdatePlan(t, c)
 	return c
 }
 
 // sendToVirtualNode sends spec to the virtual-kubelet Node as AKS documents it: its toleration,
 // and its nodeSelector "type: virtual-kubelet" or, ORed with the Pod's own terms, a required term
-// for the Nodes without an architecture label (as the policy writes beside a pin, and reads again
-// in a template it pinned).
+// for the Nodes without an architecture label (kubernetes.io/arch DoesNotExist, or the policy's
+// form beside a pin, which it reads again in a template it pinned: both keys).
 func sendToVirtualNode(t *rapid.T, spec *v1.PodSpec) {
 	virtual := tolerationPool[len(tolerationPool)-1]
 	if !slices.Contains(spec.Tolerations, virtual) {
@@ -695,8 +699,12 @@ func sendToVirtualNode(t *rapid.T, spec *v1.PodSpec) {
 		affinity.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{}
 	}
 	required := affinity.RequiredDuringSchedulingIgnoredDuringExecution
-	required.NodeSelectorTerms = append(required.NodeSelectorTerms, v1.NodeSelectorTerm{
-		MatchExpressions: []v1.NodeSelectorRequirement{requirement(archLabel, v1.NodeSelectorOpDoesNotExist)}})
+	term := v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{requirement(archLabel, v1.NodeSelectorOpDoesNotExist)}}
+	// One time in two the policy's own form, on both keys.
+	if rapid.Bool().Draw(t, "on both keys") {
+		term.MatchExpressions = append(term.MatchExpressions, requirement(betaArchLabel, v1.NodeSelectorOpDoesNotExist))
+	}
+	required.NodeSelectorTerms = append(required.NodeSelectorTerms, term)
 }
 
 // virtualNode is a virtual-kubelet Node as its providers register it (AKS virtual nodes on Azure

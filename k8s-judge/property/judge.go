@@ -190,6 +190,8 @@ const (
 	// An image cannot be looked up: onLookupFailure decides the case (checkLookup), not what
 	// runs where.
 	skipLookup = "b, c, d: an image cannot be looked up (onLookupFailure: reject or accept decides)"
+	// A lookup the time budget left out: timing decides the case, which the judge cannot know.
+	skipBudget = "tolerations, preferences, b, c, d: a lookup's time budget was spent (timing; onLookupFailure judged)"
 	// No image that runs on a CPU architecture was looked up (ignoreImage): no node is ruled out
 	// by an image, fallbackArchitectures are a guess; c.'s rules are still judged.
 	skipNoArchImage = "b, d: no image that runs on a CPU architecture was looked up (ignoreImage)"
@@ -378,6 +380,20 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 		for _, problem := range oracle.ValidateCreate("default", returned) {
 			fail("a. the API server refuses the returned %s: %s", c.Kind, problem)
 		}
+	}
+	// A lookup the time budget left out (lookupBudgetMilliseconds, 1500 ms by default) fails by
+	// timing, which the judge cannot know: only onLookupFailure's promise is judged, and the run
+	// fails when it happens too often (maxShareBudget).
+	if budgetSpent(response.Message(), response.Warnings) {
+		v.skipped(skipBudget)
+		switch lookup := c.Settings.OnLookupFailureOrDefault(); {
+		case lookup == "reject" && !v.Rejected, lookup == "accept" && (v.Rejected || v.Patched):
+			v.judged(checkLookup)
+			fail("a lookup's time budget was spent under onLookupFailure: %s, but the answer is rejected=%v patched=%v", lookup, v.Rejected, v.Patched)
+		case lookup != "ignoreImage":
+			v.judged(checkLookup)
+		}
+		return v, nil
 	}
 	// What the policy can know of the images: a failed lookup is decided by onLookupFailure.
 	known, missing := c.lookups()
@@ -581,11 +597,14 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			// does not model which it reads). Counted.
 			v.NoNodeOfOS = noNodeRefusedAsIf
 		}
-	case len(runnable) == 0 && !v.Rejected && c.Virtual != nil && admitsVirtual(c.Template, c.Virtual):
-		v.skipped(skipVirtualD)
 	case len(runnable) > 0 && v.Rejected:
 		v.judged(checkD)
 		fail("d. rejected, but nodes the settings count run it (%s OS, e.g. %s): %s", osText, runnable[0], response.Message())
+	case len(runnable) == 0 && noCommon == "reject" && !v.Rejected && acceptedForVirtual(c, returned):
+		// With readNodes the policy sees the virtual-kubelet Node; what runs there is its
+		// provider's business (docs/node-aware.md). Only an acceptance whose returned Pod that
+		// Node still admits is skipped.
+		v.skipped(skipVirtualD)
 	case len(runnable) == 0 && noCommon == "reject" && !v.Rejected:
 		v.judged(checkD)
 		fail("d. no node the settings count (%s OS) is admitted and runs every image, but the %s was accepted", osText, c.Kind)
@@ -1025,6 +1044,27 @@ func (c *Case) withTemplate(pod *v1.Pod) *Case {
 	sent := *c
 	sent.Template, sent.poolArches = pod, nil
 	return &sent
+}
+
+// budgetSpent says whether the policy's answer (its message or a warning) reports a lookup the
+// time budget left out (src/host/registry.rs).
+func budgetSpent(message string, warnings []string) bool {
+	// The policy shortens long values in its texts ("(lookupBudgetM … )"): the words around them.
+	spent := func(text string) bool {
+		before, after, found := strings.Cut(text, "the lookup time budget (")
+		return found && before != "" && strings.Contains(after, ") was spent after ")
+	}
+	return spent(message) || slices.ContainsFunc(warnings, spent)
+}
+
+// acceptedForVirtual: with readNodes, whether the virtual-kubelet Node admits both the original
+// Pod and the one returned (the template of returned).
+func acceptedForVirtual(c *Case, returned []byte) bool {
+	if c.Virtual == nil || !c.readNodes() || !admitsVirtual(c.Template, c.Virtual) {
+		return false
+	}
+	result, err := template(c.Kind, returned)
+	return err == nil && admitsVirtual(result, c.Virtual)
 }
 
 // admitsVirtual: whether the virtual-kubelet Node admits pod (Kubernetes' NodeAffinity and

@@ -417,7 +417,7 @@ func drawPools(t *rapid.T) []karpenter.Pool {
 	}
 	for i := range pools {
 		pool := karpenter.Pool{Name: fmt.Sprintf("pool-%d", i)}
-		switch kind := rapid.SampledFrom([]string{"arch", "arch", "unconstrained", "tainted", "tainted", "tainted", "windows", "notin", "not ready", "static", "label"}).Draw(t, "NodePool kind"); kind {
+		switch kind := rapid.SampledFrom([]string{"arch", "arch", "unconstrained", "tainted", "tainted", "tainted", "windows", "notin", "not ready", "not ready", "static", "label"}).Draw(t, "NodePool kind"); kind {
 		case "arch":
 			key := rapid.SampledFrom([]string{archLabel, archLabel, betaArchLabel}).Draw(t, "NodePool arch key")
 			pool.Requirements = []v1.NodeSelectorRequirement{in(key, subset(t, nodeArches, "NodePool arch")...)}

@@ -267,9 +267,17 @@ func outcomeCount(outcome string) func(*tally) int {
 	return func(t *tally) int { return t.outcomes[outcome] }
 }
 
-// missed says which minimum share the run did not reach (nothing: all reached).
+// maxShareBudget: lookups the time budget left out (skipBudget) may decide at most this share of
+// the cases; more says the machine is too slow for the budgets drawn, and the run judged too few.
+const maxShareBudget = 0.01
+
+// missed says which minimum share the run did not reach, or the maximum of skipBudget it passed
+// (nothing: all reached).
 func (t *tally) missed() []string {
 	var out []string
+	if count := t.skipped[skipBudget]; float64(count) > maxShareBudget*float64(t.cases) {
+		out = append(out, fmt.Sprintf("lookups the time budget left out decided %s of the cases, above the maximum %.2g%%", t.share(count), 100*maxShareBudget))
+	}
 	for _, m := range minimums {
 		if count := m.count(t); float64(count) < m.share*float64(t.cases) {
 			out = append(out, fmt.Sprintf("%s in %s of the cases, below the minimum %.2g%%", m.name, t.share(count), 100*m.share))

@@ -49,6 +49,12 @@ func TestTallyMinimums(t *testing.T) {
 				"Docker Hub short names judged in 0", "indexes that nest indexes judged in 0", "lookup failures judged in 0",
 				"templates under validate judged in 0"},
 			reached: []string{"a. judged", "b. judged in", "c. judged in", "d. judged in", "refusals' message judged"}},
+		// One case in three decided by a lookup the time budget left out: above the maximum.
+		{name: "lookups out of time", verdicts: []Verdict{refused,
+			{Patched: true, Judged: checks},
+			{Judged: []string{checkLookup}, Skipped: []string{skipBudget}}},
+			missed:  []string{"lookups the time budget left out decided 1000 (33.3%) of the cases, above the maximum 1%"},
+			reached: []string{"judged", outcomeRejected, outcomePatched, outcomeUnchanged}},
 		{name: "every check", verdicts: []Verdict{refused,
 			{Patched: true, Judged: checks},
 			{Judged: []string{checkD, checkDByNodes, checkB, checkC, checkTolerations, checkPreferences}}},
@@ -112,5 +118,29 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	}
 	if missed := u.missed(minimumCases); len(missed) > 0 {
 		t.Errorf("missed %v, want none", missed)
+	}
+}
+
+// TestBudgetSpent: the policy's words for a lookup the time budget left out, in its message or a
+// warning, and nothing else.
+func TestBudgetSpent(t *testing.T) {
+	spent := `image "r/a:1": not looked up: the lookup time budget (lookupBudgetMilliseconds: 1500) was spent after 1507 ms`
+	for _, tc := range []struct {
+		name     string
+		message  string
+		warnings []string
+		want     bool
+	}{
+		{name: "refused", message: "image-arch-affinity: " + spent, want: true},
+		{name: "a warning", warnings: []string{"other", "image-arch-affinity: the Pod was not pinned: " + spent}, want: true},
+		{name: "shortened", warnings: []string{`image-arch-affinity: the Pod was not pinned to an architecture because a lookup failed: image "127.0.0.1:1/gen/ … 91f4": not looked up: the lookup time budget (lookupBudgetM … ) was spent after 1518 ms`}, want: true},
+		{name: "another lookup failure", message: `image-arch-affinity: image "r/a:1": manifest unknown`, warnings: []string{"lookupBudgetMilliseconds"}},
+		{name: "nothing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := budgetSpent(tc.message, tc.warnings); got != tc.want {
+				t.Errorf("budgetSpent(%q, %q) = %v, want %v", tc.message, tc.warnings, got, tc.want)
+			}
+		})
 	}
 }

@@ -22,7 +22,7 @@ const (
 )
 
 // drawWorkloadUpdatePlan: one workload case in four is updated once admitted (drawn last in
-// drawCase: a seed draws the same case as before).
+// drawCase).
 func drawWorkloadUpdatePlan(t *rapid.T, c *Case) {
 	c.WorkloadUpdate = c.Kind != "Pod" && chance(t, "workload update", 4)
 }
