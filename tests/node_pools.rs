@@ -30,22 +30,26 @@ fn amd64_cluster(pools: Vec<Value>) -> FixtureCluster {
     cluster
 }
 
+/// The calls for an arm64-only Linux Pod in `amd64_cluster` that reads its NodePools: the Nodes
+/// of other architectures, the Windows ones, those of arm64, the NodePools.
+fn arm64_pod_calls() -> Vec<String> {
+    vec![
+        list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
+        list("kubernetes.io/os=windows"),
+        list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)"),
+        NODE_POOLS_CALL.to_string(),
+    ]
+}
+
 #[test]
 fn an_arm64_pod_in_an_amd64_cluster_with_an_arm64_node_pool_at_zero_is_pinned() {
     let mut cluster = amd64_cluster(vec![node_pool("graviton", arch(&["arm64"]), json!([]))]);
     let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
     let r = node_aware(&mut cluster, &arm, json!({}));
     r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
-    assert_eq!(
-        cluster.calls,
-        [
-            list("kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)"),
-            list("kubernetes.io/os=windows"),
-            list("kubernetes.io/os=linux,kubernetes.io/arch in (arm64)"),
-            NODE_POOLS_CALL.to_string(),
-            list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
-        ]
-    );
+    let mut calls = arm64_pod_calls();
+    calls.push(list("!kubernetes.io/arch,!beta.kubernetes.io/arch"));
+    assert_eq!(cluster.calls, calls);
     // Without Karpenter (its CRDs not installed: the list fails as policy-server's discovery
     // does), the same Pod is refused, as before.
     cluster.node_pools = None;
@@ -601,4 +605,54 @@ fn a_pod_whose_images_run_anywhere_is_decided_for_another_os_where_its_own_refus
     assert!(decide(&mut cluster, &mut registry, &with_failed)
         .rejection()
         .starts_with("image-arch-affinity: every required node affinity term of the Pod"));
+}
+
+#[test]
+fn a_pool_counts_only_the_architectures_the_pod_admits_on_nodes_with_the_beta_labels() {
+    // The kubelet of a node a NodePool creates sets `beta.kubernetes.io/arch` (and Karpenter's
+    // scheduler reads that key as `kubernetes.io/arch`): a Pod that admits arm64 only on nodes
+    // without it is served by no arm64 node of the pool (k8s-judge: Karpenter launched nothing
+    // for such a Pod the policy had pinned to the pool's architecture).
+    let mut cluster = amd64_cluster(vec![node_pool("graviton", arch(&["arm64"]), json!([]))]);
+    let beta = |operator: &str, values: &[&str]| {
+        let mut expression = json!({"key": "beta.kubernetes.io/arch", "operator": operator});
+        if !values.is_empty() {
+            expression["values"] = json!(values);
+        }
+        pod(
+            &["ghcr.io/org/arm64-only:1"],
+            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}}),
+        )
+    };
+    for operator in ["DoesNotExist", "NotIn"] {
+        let r = node_aware(&mut cluster, &beta(operator, &["arm64"]), json!({}));
+        assert_eq!(
+            r.rejection(),
+            "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+             (setting readNodes: linux Nodes found of amd64; Karpenter NodePools can create arm64 nodes too, \
+             but with the label beta.kubernetes.io/arch, and the Pod admits those architectures only on \
+             nodes without it)",
+            "{operator}"
+        );
+        assert_eq!(cluster.calls, arm64_pod_calls());
+        cluster.calls.clear();
+    }
+    // Without a Linux Node, the pool still says the OS has nodes, none of them the Pod's: refused
+    // (not decided as if the OS had none, which would pin it to arm64).
+    let mut pools_only = FixtureCluster::of(vec![]);
+    pools_only.node_pools = cluster.node_pools.clone();
+    let r = node_aware(&mut pools_only, &beta("DoesNotExist", &[]), json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster has no node the Pod \
+         may run on (setting readNodes: no linux Node found; Karpenter NodePools can create arm64 nodes \
+         too, but with the label beta.kubernetes.io/arch, and the Pod admits those architectures only on \
+         nodes without it)"
+    );
+    // Where it admits arm64 on nodes with the label, the pool serves it.
+    let r = node_aware(&mut cluster, &beta("NotIn", &["s390x"]), json!({}));
+    r.assert_patch(json!([add_annotation("arm64"), {"op": "add",
+        "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1",
+        "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}}]));
 }

@@ -7,8 +7,9 @@
 use serde_json::Value;
 
 use crate::message::Failure;
-use crate::platform::{self, Architectures};
+use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
 use crate::read::cache::ClusterCache;
+use crate::read::constraint::{Admits, Constraints};
 use crate::read::node_pools::{self, NodePool};
 use crate::read::nodes::{self, Pools, Schedulable};
 use crate::settings::{Settings, Toleration};
@@ -133,6 +134,21 @@ fn settle_with_pools(
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
     let min_values = pools.iter().any(|pool| pool.architecture_min_values > 1);
+    // A pool's nodes carry the beta labels (their kubelet sets them, and Karpenter's scheduler
+    // reads `beta.kubernetes.io/arch` as `kubernetes.io/arch`): an architecture the Pod admits
+    // only on nodes without them is not counted (`Pools::beta_label_excluded`). One it does not
+    // admit at all counts, as a Node of it does: the OS has nodes, none of them the Pod's.
+    let admitted: Vec<(&str, Admits, Admits)> = NODE_OPERATING_SYSTEMS
+        .iter()
+        .map(|os| {
+            let constraints = Constraints::read(&pod["spec"], os);
+            (
+                *os,
+                constraints.admits_with_beta_labels(),
+                constraints.admits(),
+            )
+        })
+        .collect();
     let with_pools = |os: &str| {
         let every = node_pools::architectures(pools, os, tolerations, settings);
         // What the images run on for that OS, and the Pod's own constraints: the policy pins
@@ -161,10 +177,22 @@ fn settle_with_pools(
             }
             None => every.clone(),
         };
+        let (mut node_pools, mut beta_label_excluded) =
+            (Architectures::new(), Architectures::new());
+        let admitted = admitted.iter().find(|(of, ..)| *of == os);
+        for arch in &counted {
+            match admitted {
+                Some((_, with_beta, any)) if any.admits(arch) && !with_beta.admits(arch) => {
+                    beta_label_excluded.insert(arch.clone())
+                }
+                _ => node_pools.insert(arch.clone()),
+            };
+        }
         Pools {
             configured: settings.autoscaled(os),
             min_values_unmet: every.difference(&counted).cloned().collect(),
-            node_pools: counted,
+            node_pools,
+            beta_label_excluded,
         }
     };
     settle_noting_others(pod, facts, cluster, &with_pools, warnings.to_vec()).0
@@ -180,6 +208,7 @@ pub(super) fn pools_of<'a>(
         configured: settings.autoscaled(os),
         node_pools: node_pools(os),
         min_values_unmet: Architectures::new(),
+        beta_label_excluded: Architectures::new(),
     }
 }
 

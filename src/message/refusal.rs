@@ -51,13 +51,18 @@ pub(crate) fn no_schedulable(
     } else {
         "setting schedulableArchitectures"
     };
+    let nodes = match schedulable.architectures.is_empty() {
+        // Only NodePools the Pod cannot be given a node of (`Schedulable::beta_label_excluded`).
+        true => format!("the cluster has no node the {subject} may run on"),
+        false => format!(
+            "the cluster's nodes are {}",
+            platform::join(&schedulable.architectures, ", ")
+        ),
+    };
     Refusal::new(
         format!("{PREFIX}: the {subject}'s images all run only on "),
         platform::join(common, ", "),
-        format!(
-            ", but the cluster's nodes are {} ({setting})",
-            platform::join(&schedulable.architectures, ", ")
-        ),
+        format!(", but {nodes} ({setting})"),
     )
 }
 

@@ -356,10 +356,30 @@ impl Constraints {
 
     /// The architectures of the nodes the Pod admits.
     pub fn admits(&self) -> Admits {
+        self.admits_on(|with_beta, without_beta| with_beta.or(without_beta))
+    }
+
+    /// The architectures of the nodes with the beta labels (`beta.kubernetes.io/arch` and
+    /// `beta.kubernetes.io/os`, of the same values) the Pod admits: the nodes a NodePool creates,
+    /// whose kubelet sets them (and Karpenter's scheduler reads the beta architecture key as the
+    /// stable one).
+    pub fn admits_with_beta_labels(&self) -> Admits {
+        self.admits_on(|with_beta, _| with_beta)
+    }
+
+    /// What the nodeSelector and the terms admit (ORed), each conjunction's nodes with and
+    /// without the beta labels combined by `nodes`.
+    fn admits_on(&self, nodes: impl Fn(Admits, Admits) -> Admits) -> Admits {
+        let conjunction = |requirements: &[Requirement]| {
+            let (with_beta, without_beta) = self.conjunction_parts(&self.selector, requirements);
+            nodes(with_beta, without_beta)
+        };
         match &self.terms {
-            None => self.conjunction(&self.selector, &[]),
-            Some(terms) => (0..terms.len())
-                .map(|index| self.term_admits(index))
+            None => conjunction(&[]),
+            Some(terms) => terms
+                .iter()
+                .filter(|term| !term.empty)
+                .map(|term| conjunction(&term.requirements))
                 .fold(Admits::none(), Admits::or),
         }
     }
@@ -387,6 +407,17 @@ impl Constraints {
 
     /// What `selector` and `requirements` admit together.
     fn conjunction(&self, selector: &[Requirement], requirements: &[Requirement]) -> Admits {
+        let (with_beta, without_beta) = self.conjunction_parts(selector, requirements);
+        with_beta.or(without_beta)
+    }
+
+    /// What `selector` and `requirements` admit together: on nodes with the beta labels, and on
+    /// nodes without them.
+    fn conjunction_parts(
+        &self,
+        selector: &[Requirement],
+        requirements: &[Requirement],
+    ) -> (Admits, Admits) {
         // The requirements grouped by what they test (a field or a label, and its key): sorted
         // once, so a Pod with thousands of expressions costs n log n, not n squared.
         let mut all: Vec<&Requirement> = selector.iter().chain(requirements).collect();
@@ -418,7 +449,7 @@ impl Constraints {
             || !NODE_OPERATING_SYSTEMS.contains(&self.os.as_str())
             || !passes(OS_LABEL, Some(&self.os))
         {
-            return Admits::none();
+            return (Admits::none(), Admits::none());
         }
         let architecture = tests(ARCH_LABEL)
             .iter()
@@ -439,7 +470,7 @@ impl Constraints {
         } else {
             Admits::none()
         };
-        with_beta.or(without_beta)
+        (with_beta, without_beta)
     }
 }
 

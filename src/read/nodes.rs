@@ -24,7 +24,7 @@ use crate::read::node::{parse_node, Node};
 use crate::settings::names::check_label_value;
 
 use crate::host::host_error;
-use crate::platform::{self, Architectures, ARCH_LABEL, OS_LABEL};
+use crate::platform::{self, Architectures, ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL};
 
 /// The architectures a label selector may name besides the OS: the platforms Kubernetes
 /// releases its node binaries for. Every label selector the policy sends is
@@ -102,6 +102,10 @@ pub struct Pools {
     /// `minValues` on the architecture asks
     /// (`node_pools::meeting_min_values`): messages name them.
     pub min_values_unmet: Architectures,
+    /// The architectures of NodePools left out because the Pod admits them only on nodes
+    /// without the label `beta.kubernetes.io/arch`, which every node they create has: messages
+    /// name them.
+    pub beta_label_excluded: Architectures,
 }
 
 impl Pools {
@@ -136,6 +140,12 @@ impl Pools {
                 platform::join(&self.min_values_unmet, ", ")
             ));
         }
+        if !self.beta_label_excluded.is_empty() {
+            note.push_str(&format!(
+                "; Karpenter NodePools can create {} nodes too, but with the label {BETA_ARCH_LABEL}, and the Pod admits those architectures only on nodes without it",
+                platform::join(&self.beta_label_excluded, ", ")
+            ));
+        }
         note
     }
 }
@@ -164,6 +174,10 @@ pub struct Schedulable {
     /// node of them, one that admits more may be. They count for no node (an OS with only those
     /// is decided as if it had one).
     pub min_values_unmet: Architectures,
+    /// The architectures of NodePools the Pod admits only on nodes without the beta labels
+    /// (`Pools::beta_label_excluded`): they count for no node, but the OS has them (it is not
+    /// unknown).
+    pub beta_label_excluded: Architectures,
 }
 
 impl Schedulable {
@@ -181,13 +195,14 @@ impl Schedulable {
             other_os: false,
             pools: Architectures::new(),
             min_values_unmet: Architectures::new(),
+            beta_label_excluded: Architectures::new(),
         }
     }
 
     /// Whether the architectures are unknown (no Node nor pool that serves the Pod found): every
     /// architecture counts.
     pub fn unknown(&self) -> bool {
-        self.architectures.is_empty()
+        self.architectures.is_empty() && self.beta_label_excluded.is_empty()
     }
 
     /// The Nodes of `os` found of `found` (their architectures; the Nodes themselves, when they
@@ -236,6 +251,7 @@ impl Schedulable {
             other_os: false,
             pools: pools.all(),
             min_values_unmet: pools.min_values_unmet.clone(),
+            beta_label_excluded: pools.beta_label_excluded.clone(),
         }
     }
 }
@@ -359,7 +375,10 @@ pub fn decide_from_nodes<T: PartialEq>(
             named.clone()
         };
         let unknown: Architectures = candidates.difference(&known).cloned().collect();
-        let fewest: Option<Vec<Architectures>> = match (known.is_empty(), inside_first) {
+        // A NodePool's architecture the Pod admits only on nodes without the beta labels counts
+        // for no node, but says the OS has nodes.
+        let none_known = known.is_empty() && pools.beta_label_excluded.is_empty();
+        let fewest: Option<Vec<Architectures>> = match (none_known, inside_first) {
             (false, _) => Some(vec![Architectures::new()]),
             (true, false) => Some(unknown.iter().map(|arch| [arch.clone()].into()).collect()),
             // No Node nor pool of the images' architectures: the others decide, read them.
