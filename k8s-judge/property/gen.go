@@ -528,11 +528,14 @@ func drawExpression(t *rapid.T) v1.NodeSelectorRequirement {
 		}
 		return requirement(archLabel, op, subset(t, nodeArches, "values")...)
 	case "beta arch":
-		// In only: NotIn and DoesNotExist admit Nodes without the beta label, and the policy
-		// counts a NodePool's architecture for a Pod that admits it only there, where Karpenter
-		// reads the beta key as the stable one and launches nothing (k8s-judge/README.md, "Not
-		// drawn").
-		return requirement(betaArchLabel, v1.NodeSelectorOpIn, subset(t, nodeArches, "values")...)
+		// NotIn and DoesNotExist admit Nodes without the beta labels: drawn Nodes may lack them,
+		// a NodePool's never do (its kubelet sets them, and Karpenter reads the beta key as the
+		// stable one), and the virtual-kubelet Node has no architecture label at all.
+		op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpDoesNotExist}).Draw(t, "beta op")
+		if op == v1.NodeSelectorOpDoesNotExist {
+			return requirement(betaArchLabel, op)
+		}
+		return requirement(betaArchLabel, op, subset(t, nodeArches, "values")...)
 	case "os":
 		return requirement(osLabel, v1.NodeSelectorOpIn, rapid.SampledFrom([]string{"linux", "linux", "windows"}).Draw(t, "os"))
 	case "zone":

@@ -267,9 +267,15 @@ func universe(c *Case, os string) []v1.Node {
 		// Each Node's own architecture and build (not every pairing of the Nodes' architectures
 		// and builds: a Windows arm64 Node of one build and an amd64 one of another make no amd64
 		// Node of the first); a pool's Nodes carry no build the pool names: any, on the
-		// architectures it can create.
-		pooled := append(slices.Clone(c.pools(os)), poolArches(c, os)...)
-		return append(clusterNodesOf(c, os), nodesOf(c, os, pooled, windowsBuilds)...)
+		// architectures it can create. A NodePool's carry the beta labels, which their kubelet
+		// sets (platformNodes); an autoscaledArchitectures pool's labels are the operator's.
+		nodes := append(clusterNodesOf(c, os), nodesOf(c, os, c.pools(os), windowsBuilds)...)
+		for _, n := range nodesOf(c, os, poolArches(c, os), windowsBuilds) {
+			if _, beta := n.Labels[betaArchLabel]; beta {
+				nodes = append(nodes, n)
+			}
+		}
+		return nodes
 	case len(c.schedulable()) > 0:
 		arches, builds = c.schedulable(), windowsBuilds
 	default:

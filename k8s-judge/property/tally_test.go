@@ -119,6 +119,18 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	if missed := u.missed(minimumCases); len(missed) > 0 {
 		t.Errorf("missed %v, want none", missed)
 	}
+	// UPDATEs whose lookups the time budget left out: up to maxShareBudget of the cases.
+	budget := UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Apart: apartBudget, Judged: []string{updCheckNotPatched, updCheckLookup}}
+	for range int(maxShareBudget * minimumCases) {
+		u.add(budget)
+	}
+	if missed := u.missed(minimumCases); len(missed) > 0 {
+		t.Errorf("missed %v at the maximum share of time budgets spent, want none", missed)
+	}
+	u.add(budget)
+	if missed := strings.Join(u.missed(minimumCases), "; "); !strings.Contains(missed, "UPDATEs whose lookups the time budget left out in ") {
+		t.Errorf("missed %q, want the time budget's maximum passed", missed)
+	}
 }
 
 // TestBudgetSpent: the policy's words for a lookup the time budget left out, in its message or a

@@ -227,6 +227,7 @@ const (
 	apartGatedIgnored = "gated, a new image cannot be looked up under ignoreImage (a pin as on CREATE may use fallbackArchitectures)"
 	apartNoNodeOfOS   = "readNodes, no Node nor pool of an OS the Pod may run on (the policy decides as if it had one)"
 	apartPoolBuild    = "a Windows node a NodePool may launch, of a build the new images lack while another build runs them (a pool names no build; CREATE counts it too)"
+	apartBudget       = "a lookup's time budget was spent (timing; onLookupFailure judged)"
 )
 
 // UpdateVerdict is what was judged of one UPDATE.
@@ -299,6 +300,20 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 		judged(updCheckNoNew)
 		if rejected || patched || len(response.Warnings) > 0 {
 			fail("no new image: want accepted unchanged without a warning, got rejected=%v patched=%v warnings=%q", rejected, patched, response.Warnings)
+		}
+		return v, nil
+	}
+	// A lookup the time budget left out fails by timing, which the judge cannot know (judge.go):
+	// only onLookupFailure's promise is judged, and the run fails when it happens too often
+	// (maxShareBudget).
+	if budgetSpent(response.Message(), response.Warnings) {
+		v.Apart = apartBudget
+		switch lookup := c.Settings.OnLookupFailureOrDefault(); {
+		case lookup == "reject" && !rejected, lookup == "accept" && (rejected || patched):
+			judged(updCheckLookup)
+			fail("a lookup's time budget was spent under onLookupFailure: %s, but the UPDATE is rejected=%v patched=%v", lookup, rejected, patched)
+		case lookup != "ignoreImage":
+			judged(updCheckLookup)
 		}
 		return v, nil
 	}
@@ -558,6 +573,9 @@ func (t *updateTally) missed(cases int) []string {
 		}{"UPDATEs " + kind, n, share})
 	}
 	var out []string
+	if count := t.apart[apartBudget]; float64(count) > maxShareBudget*float64(cases) {
+		out = append(out, fmt.Sprintf("UPDATEs whose lookups the time budget left out in %d (%.1f%%) of the cases, above the maximum %.2g%%", count, 100*float64(count)/float64(max(cases, 1)), 100*maxShareBudget))
+	}
 	for _, m := range minimums {
 		if float64(m.count) < m.share*float64(cases) {
 			out = append(out, fmt.Sprintf("%s in %d (%.1f%%) of the cases, below the minimum %.2g%%", m.name, m.count, 100*float64(m.count)/float64(max(cases, 1)), 100*m.share))
