@@ -252,6 +252,16 @@ record nodes-karpenter-min-values "readNodes: a Karpenter NodePool of amd64 and 
   list_pools "$(node_pool both '[{"key":"kubernetes.io/arch","operator":"In","values":["amd64","arm64"],"minValues":2},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
 pod_request "$(containers $N/multi:1.0 | jq -c '. + {nodeSelector: {"kubernetes.io/arch": "arm64"}}')"
 record nodes-karpenter-min-values-own-selector "readNodes: the NodePool of minValues 2 on the architecture and a Pod whose nodeSelector asks for arm64 (its image runs on both): not the Pod's (refused)" --session "$S" "${readnodes[@]}"
+# An arm64 NodePool and a Pod whose term admits arm64 only on nodes without beta.kubernetes.io/arch:
+# every node a pool creates has it (its kubelet sets it), so the pool is not the Pod's (refused).
+{ oci $N/arm64-only:1.0 linux/arm64
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
+  list_nodes "kubernetes.io/os=windows" "$EMPTY"
+  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY"
+  list_pools "$(node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
+pod_request "$(containers $N/arm64-only:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
+  {matchExpressions: [{key: "beta.kubernetes.io/arch", operator: "NotIn", values: ["arm64"]}]}]}}}}')"
+record nodes-karpenter-beta-label "readNodes: an arm64 NodePool and a Pod whose term admits arm64 only on nodes without beta.kubernetes.io/arch, which the pool's nodes have: not the Pod's (refused)" --session "$S" "${readnodes[@]}"
 # A Windows Pod of a windows/amd64 image, no Windows Node, and a pool of five architectures with
 # minValues 2 and no OS requirement: pinned to amd64 it is never served there, unpinned it may get
 # windows/arm64. Windows has no Node nor pool that serves it: decided as if it had one, kept to
