@@ -381,6 +381,10 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("a. the API server refuses the returned %s: %s", c.Kind, problem)
 		}
 	}
+	if !v.Rejected {
+		// The object as admitted, which the UPDATEs start from (whatever is judged below).
+		v.Returned = returned
+	}
 	// A lookup the time budget left out (lookupBudgetMilliseconds, 1500 ms by default) fails by
 	// timing, which the judge cannot know: only onLookupFailure's promise is judged, and the run
 	// fails when it happens too often (maxShareBudget).
@@ -398,7 +402,6 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// What the policy can know of the images: a failed lookup is decided by onLookupFailure.
 	known, missing := c.lookups()
 	if !v.Rejected {
-		v.Returned = returned
 		// The tolerations and preferred terms of every accepted case (kept.go).
 		result, err := template(c.Kind, returned)
 		if err != nil {
