@@ -54,6 +54,8 @@ type Case struct {
 	probes map[string][]v1.Node
 	// poolArches of each OS, read once (see poolArches).
 	poolArches map[string][]string
+	// afterAdmission: the Pod is judged on an UPDATE (its new images are not pinned).
+	afterAdmission bool
 	// Update: a Pod case that, once admitted, is updated (update.go); nil: none.
 	Update *updatePlan
 	// WorkloadUpdate: a workload case that, once admitted, is updated (workload_update.go).

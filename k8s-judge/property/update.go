@@ -373,6 +373,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 		return v, nil
 	}
 	pc := c.withTemplate(u.NewPod)
+	pc.afterAdmission = true
 	oses := updateOSes(pc, u.NewPod)
 	for _, o := range oses {
 		if c.readNodes() && len(seen(pc, o)) == 0 {
