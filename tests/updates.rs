@@ -200,6 +200,20 @@ fn images_built_for_several_oses_are_judged_on_each_os_the_pod_may_run_on() {
         r.rejection(),
         "image-arch-affinity: the Pod may run on windows nodes (setting schedulableArchitectures: amd64, arm64; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of ephemeral container \"debugger\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
     );
+    // Unless the Pod names its OS in spec.os: the kubelet refuses it on the Windows nodes, so
+    // it runs no container there (k8s-judge's property, RAPID_SEED=7355965853429143973, case
+    // 4,486: it was refused).
+    let mut linux_only = old.clone();
+    linux_only["spec"]["os"] = json!({"name": "linux"});
+    let r = run_pod_update(
+        &mut FixtureCluster::default(),
+        "ephemeralcontainers",
+        &debugged(&linux_only, "ghcr.io/org/amd64-only:1"),
+        &linux_only,
+        settings(),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-only:1")]);
 }
 
 #[test]

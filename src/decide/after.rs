@@ -48,8 +48,9 @@ pub(super) fn judge(
             elsewhere.push((os.to_string(), lacking));
         }
         // Nodes of another OS the Pod admits count only where the new images have no plan
-        // there (built for one OS only): an OS they run on has its own plan, judged above.
-        if os_pins.terms.iter().any(|term| term.os.is_some()) {
+        // there (built for one OS only): an OS they run on has its own plan, judged above. A Pod
+        // that names its OS in spec.os runs nowhere else: the kubelet refuses it there.
+        if !facts.spec_os && os_pins.terms.iter().any(|term| term.os.is_some()) {
             for other in platform::other_operating_systems(os) {
                 if !plans.iter().any(|plan| plan.constraints.os == other) {
                     elsewhere.push((other.to_string(), Architectures::new()));
