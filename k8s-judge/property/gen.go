@@ -520,7 +520,7 @@ func requirement(key string, op v1.NodeSelectorOperator, values ...string) v1.No
 }
 
 func drawExpression(t *rapid.T) v1.NodeSelectorRequirement {
-	switch rapid.SampledFrom([]string{"arch", "arch", "arch", "arch", "beta arch", "os", "tier", "tier", "zone"}).Draw(t, "key") {
+	switch rapid.SampledFrom([]string{"arch", "arch", "arch", "beta arch", "beta arch", "os", "tier", "tier", "zone"}).Draw(t, "key") {
 	case "arch":
 		// DoesNotExist: a term for Nodes without the label (virtual-kubelet's), as the policy
 		// itself writes beside a pin and reads again in a template it pinned.
@@ -532,8 +532,9 @@ func drawExpression(t *rapid.T) v1.NodeSelectorRequirement {
 	case "beta arch":
 		// NotIn and DoesNotExist admit Nodes without the beta labels: drawn Nodes may lack them,
 		// a NodePool's never do (its kubelet sets them, and Karpenter reads the beta key as the
-		// stable one), and the virtual-kubelet Node has no architecture label at all.
-		op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpDoesNotExist}).Draw(t, "beta op")
+		// stable one), and the virtual-kubelet Node has no architecture label at all. Drawn
+		// often enough that the mutants only they reach are caught within 3,000 cases.
+		op := rapid.SampledFrom([]v1.NodeSelectorOperator{v1.NodeSelectorOpIn, v1.NodeSelectorOpNotIn, v1.NodeSelectorOpDoesNotExist}).Draw(t, "beta op")
 		if op == v1.NodeSelectorOpDoesNotExist {
 			return requirement(betaArchLabel, op)
 		}
