@@ -973,7 +973,8 @@ func servedWithoutNodePools(c *Case, oses []string, matches func(*v1.Node) (bool
 
 // notOffered says whether every NodePool the policy may count for c's Pod can create nothing
 // for it: for each pool that counts and each of oses its spec.os allows, the architectures the policy counts the
-// pool for (poolArchesOf) that the original Pod admits (matches) and every image runs on; where
+// pool for (poolArchesOf) that the original Pod admits (matches) on a node with the beta labels
+// (the kubelet of every node a pool launches sets them, platformNodes) and every image runs on; where
 // some are, a Pod kept to that pool, OS and those architectures (the pin's shape), tolerating
 // every taint, gets no Node from Karpenter's scheduler. The cloud offers none (the kwok provider
 // has amd64 and arm64 only, of instance families c, m and s), which the policy cannot know.
@@ -991,6 +992,10 @@ func notOffered(c *Case, oses []string, matches func(*v1.Node) (bool, error), kn
 			var arches []string
 			for _, arch := range poolArchesOf(c, pool, o) {
 				for _, n := range nodesOf(c, o, []string{arch}, windowsBuilds) {
+					if _, kubelet := n.Labels[betaArchLabel]; !kubelet {
+						// Not a node the pool launches: its kubelet sets the beta labels.
+						continue
+					}
 					if ok, _ := matches(&n); ok && runsAll(known, &n, builds) {
 						arches = append(arches, arch)
 						break
