@@ -656,3 +656,28 @@ fn a_pool_counts_only_the_architectures_the_pod_admits_on_nodes_with_the_beta_la
         "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1",
         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}}]));
 }
+
+#[test]
+fn min_values_count_the_architectures_the_pod_admits_on_nodes_with_the_beta_labels() {
+    // A pool of minValues 2 on amd64 and arm64, an s390x Node, images of amd64 and arm64; the
+    // Pod's first term asks for arm64, its second admits only nodes without
+    // `beta.kubernetes.io/arch`. On the pool's nodes (their kubelet sets it) no term admits two
+    // of its architectures: Karpenter (which relaxes the terms one at a time and reads the beta
+    // key as the stable one) creates nothing for it, pinned to arm64 or not. Refused; it was
+    // pinned to arm64, counted on nodes without the beta labels.
+    let mut requirements = arch(&["amd64", "arm64"]);
+    requirements[0]["minValues"] = json!(2);
+    let mut cluster = FixtureCluster::of(vec![node("z-1", "linux", "s390x")]);
+    cluster.node_pools = Some(vec![node_pool("both", requirements, json!([]))]);
+    let terms = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]},
+            {"matchExpressions": [{"key": "beta.kubernetes.io/arch", "operator": "DoesNotExist"}]}]}}}});
+    let r = node_aware(&mut cluster, &pod(&["multi:1"], terms), json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on amd64, arm64, but the cluster's nodes are s390x \
+         (setting readNodes: linux Nodes found of s390x; Karpenter NodePools of amd64, arm64 serve only Pods \
+         that admit, and whose images run on, more of their architectures (minValues on kubernetes.io/arch))"
+    );
+}

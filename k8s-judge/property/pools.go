@@ -121,8 +121,9 @@ func sortedCopy(list []string) []string {
 // meetsMinValues says whether pool counts for c's Pod of os under its minValues on the
 // architecture, as docs/karpenter.md says the policy counts it: a pool whose requirement on the
 // architecture has minValues m counts only for a Pod that admits, by its nodeSelector and one
-// required term (Karpenter relaxes the terms one at a time), m of its architectures that its
-// images (those looked up) run on (of any build): the policy pins it to no more. After admission
+// required term (Karpenter relaxes the terms one at a time), on nodes with the beta labels (the
+// pool's: their kubelet sets them), m of its architectures that its images (those looked up)
+// run on (of any build): the policy pins it to no more. After admission
 // (an UPDATE), m of its architectures, whatever the images run on.
 func meetsMinValues(c *Case, pool karpenter.Pool, requirements scheduling.Requirements, os string) bool {
 	if pool.ArchitectureMinValues <= 1 {
@@ -136,6 +137,10 @@ func meetsMinValues(c *Case, pool karpenter.Pool, requirements scheduling.Requir
 				continue
 			}
 			for _, n := range nodesOf(c, os, []string{arch}, windowsBuilds) {
+				if _, kubelet := n.Labels[betaArchLabel]; !kubelet {
+					// Not a node the pool launches: its kubelet sets the beta labels.
+					continue
+				}
 				// After admission nothing is pinned: the Pod's own terms alone (docs/karpenter.md).
 				if ok, _ := matches(&n); ok && (c.afterAdmission || runsAll(known, &n, c.builds())) {
 					runs++

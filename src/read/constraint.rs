@@ -397,6 +397,20 @@ impl Constraints {
         }
     }
 
+    /// What term `index` with the nodeSelector (the nodeSelector alone for `None`) admits on the
+    /// nodes with the beta labels: a NodePool's (`admits_with_beta_labels`).
+    pub fn term_admits_with_beta_labels(&self, index: Option<usize>) -> Admits {
+        let requirements = match (index, self.terms.as_ref()) {
+            (None, _) => &[][..],
+            (Some(index), Some(terms)) => match terms.get(index) {
+                Some(term) if !term.empty => &term.requirements[..],
+                _ => return Admits::none(),
+            },
+            (Some(_), None) => return Admits::none(),
+        };
+        self.conjunction_parts(&self.selector, requirements).0
+    }
+
     /// The architectures that term `index` alone (without the nodeSelector) admits.
     pub fn term_alone_admits(&self, index: usize) -> Admits {
         match self.terms.as_ref().and_then(|terms| terms.get(index)) {

@@ -286,18 +286,24 @@ pub fn architectures(
 /// The pools that can create a node for a Pod of `constraints` whose images run on `images`: a
 /// pool whose requirement on the architecture has `minValues` m serves only a Pod that admits m
 /// of its architectures (Karpenter: "minValues requirement is not met"), by its nodeSelector and
-/// one of its required terms (Karpenter relaxes the terms one at a time), and the policy pins a
-/// Pod to the architectures its images run on at most.
+/// one of its required terms (Karpenter relaxes the terms one at a time) on the pool's nodes,
+/// which carry the beta labels, and the policy pins a Pod to the architectures its images run on
+/// at most.
 pub fn meeting_min_values(
     pools: &[NodePool],
     images: &Architectures,
     constraints: &Constraints,
 ) -> Vec<NodePool> {
     let any = platform::every_architecture();
+    // On the pool's nodes, which carry the beta labels.
     let admitted: Vec<Architectures> = match &constraints.terms {
-        None => vec![constraints.selector_admits().among(&any)],
+        None => vec![constraints.term_admits_with_beta_labels(None).among(&any)],
         Some(terms) => (0..terms.len())
-            .map(|index| constraints.term_admits(index).among(&any))
+            .map(|index| {
+                constraints
+                    .term_admits_with_beta_labels(Some(index))
+                    .among(&any)
+            })
             .collect(),
     };
     pools
