@@ -991,11 +991,7 @@ func notOffered(c *Case, oses []string, matches func(*v1.Node) (bool, error), kn
 			}
 			var arches []string
 			for _, arch := range poolArchesOf(c, pool, o) {
-				for _, n := range nodesOf(c, o, []string{arch}, windowsBuilds) {
-					if _, kubelet := n.Labels[betaArchLabel]; !kubelet {
-						// Not a node the pool launches: its kubelet sets the beta labels.
-						continue
-					}
+				for _, n := range poolNodesOf(c, o, []string{arch}) {
 					if ok, _ := matches(&n); ok && runsAll(known, &n, builds) {
 						arches = append(arches, arch)
 						break

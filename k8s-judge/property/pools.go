@@ -136,11 +136,7 @@ func meetsMinValues(c *Case, pool karpenter.Pool, requirements scheduling.Requir
 			if !requirements.Get(v1.LabelArchStable).Has(arch) {
 				continue
 			}
-			for _, n := range nodesOf(c, os, []string{arch}, windowsBuilds) {
-				if _, kubelet := n.Labels[betaArchLabel]; !kubelet {
-					// Not a node the pool launches: its kubelet sets the beta labels.
-					continue
-				}
+			for _, n := range poolNodesOf(c, os, []string{arch}) {
 				// After admission nothing is pinned: the Pod's own terms alone (docs/karpenter.md).
 				if ok, _ := matches(&n); ok && (c.afterAdmission || runsAll(known, &n, c.builds())) {
 					runs++
@@ -172,8 +168,8 @@ const poolLabel = "karpenter.sh/nodepool"
 //   - pinned (the original Pod, d. by Karpenter): for each OS the kwok provider offers, pod kept
 //     to it and to the architectures its images run on there (the catalog), as a pin keeps it (a
 //     nodeSelector on the OS, kubernetes.io/arch In those in each required term), with the
-//     tolerations architectureTolerations gives those architectures (the policy adds them when
-//     it pins): the Nodes Karpenter launches for the Pod so kept;
+//     tolerations architectureTolerations gives those of them the Pod's own constraints admit
+//     (the policy adds them when it pins there): the Nodes Karpenter launches for the Pod so kept;
 //   - else (the returned Pod, b. by Karpenter): for each pool that counts, pod kept to it (a
 //     nodeSelector on karpenter.sh/nodepool): the Nodes it launches, were the pools of more
 //     weight at their limits.
@@ -198,7 +194,18 @@ func launchesTolerating(c *Case, pod *v1.Pod, pinned bool, given func(os, arch s
 		if err != nil {
 			return nil, err
 		}
-		known := c.known()
+		known, matches := c.known(), oracle.Matcher(simulated)
+		// The policy adds an architecture's tolerations only to a Pod it pins there, within
+		// what the Pod's own constraints admit (docs/design.md): a Pod whose nodeSelector asks
+		// for amd64 gets no arm64 toleration, whatever its images run on.
+		admits := func(os, arch string) bool {
+			for _, n := range poolNodesOf(c, os, []string{arch}) {
+				if ok, _ := matches(&n); ok {
+					return true
+				}
+			}
+			return false
+		}
 		for _, os := range nodeOSes {
 			var arches []string
 			var tolerations []v1.Toleration
@@ -208,7 +215,7 @@ func launchesTolerating(c *Case, pod *v1.Pod, pinned bool, given func(os, arch s
 					continue
 				}
 				arches = append(arches, arch)
-				if given(os, arch) {
+				if given(os, arch) && admits(os, arch) {
 					tolerations = append(tolerations, c.Settings.ArchitectureTolerations[arch]...)
 				}
 			}
@@ -341,6 +348,16 @@ func namesANode(pod *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// poolNodesOf are the nodes of os and arches a NodePool may launch, of every label set
+// (templates) but those without the beta labels: the kubelet of every node a pool launches sets
+// them (platformNodes).
+func poolNodesOf(c *Case, os string, arches []string) []v1.Node {
+	return slices.DeleteFunc(nodesOf(c, os, arches, windowsBuilds), func(n v1.Node) bool {
+		_, kubelet := n.Labels[betaArchLabel]
+		return !kubelet
+	})
 }
 
 // platformNodes are the nodes of platform ("os/arch") a pool may launch, with no other label
