@@ -514,6 +514,13 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// Pod's node affinity) and the kubelet's (its spec.os) say which of their nodes admit it.
 	everyOS := clusterOSes(c, os)
 	oses := everyOS
+	if missing && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }) {
+		// A lookup failed (ignoreImage) and every image looked up runs anywhere: the contract
+		// (docs/design.md: "not where an image's lookup failed") is that the failed image may run
+		// on the Pod's own OS alone, so the nodes of the other OSes never count for it
+		// (RAPID_SEED=13399438757384656446: refused where only its Windows term admits a node).
+		oses = []string{os}
+	}
 	// runnable: the nodes of the universe, of those OSes, that the original Pod admits (the
 	// scheduler's matcher and the kubelet's spec.os) and that run every image. With readNodes
 	// and no Node nor pool of the Pod's own OS (noNode) where some of them are, the policy

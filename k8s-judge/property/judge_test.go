@@ -90,9 +90,16 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 		nodes    []v1.Node
 		settings settings.Settings
 		image    image
-		podOS    string // spec.os.name, or "" for none
-		patch    func(*testing.T) []byte
-		refused  bool
+		// also: a second container's image, if any.
+		also  *image
+		podOS string // spec.os.name, or "" for none
+		// windowsTerm: of the nodes the settings count, the Pod's required terms admit the
+		// Windows ones only; it does not choose its OS (no spec.os, no nodeSelector), and its
+		// other term admits Linux nodes of an architecture the cluster has none of (so the
+		// default OS is its own).
+		windowsTerm bool
+		patch       func(*testing.T) []byte
+		refused     bool
 		// violation: a part of the one violation wanted; "" for none.
 		violation string
 		judged    []string
@@ -155,6 +162,17 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 		{name: "readNodes, images of both OSes, no Linux Node, refused", nodes: []v1.Node{testNode("windows-amd64", "windows", "amd64")},
 			settings: settings.Settings{ReadNodes: true}, image: bothOSes, refused: true,
 			violation: "d. rejected with no Node nor pool of its OS (readNodes), but the Pod is admitted by a node of every architecture its images run on, or by a Node of another of its OSes (windows or linux OS"},
+		// A lookup failed (ignoreImage) and the other image runs anywhere: the failed one may run
+		// on the Pod's own OS alone (docs/design.md), so the Windows nodes its term admits do not
+		// count (RAPID_SEED=13399438757384656446); where every image was looked up, they do.
+		{name: "WebAssembly and an image not found, only a Windows term, refused", nodes: mixed, settings: twoOSes, image: wasmOnly,
+			also: &image{ref: "r/missing:1", missing: true}, windowsTerm: true, refused: true,
+			judged: []string{checkMessage}, skipped: []string{skipRejected}},
+		{name: "WebAssembly and an image not found, only a Windows term, accepted", nodes: mixed, settings: twoOSes, image: wasmOnly,
+			also: &image{ref: "r/missing:1", missing: true}, windowsTerm: true,
+			violation: "d. no node the settings count (linux OS) is admitted and runs every image, but the Pod was accepted"},
+		{name: "WebAssembly, only a Windows term, refused", nodes: mixed, settings: twoOSes, image: wasmOnly, windowsTerm: true, refused: true,
+			violation: "d. rejected, but nodes the settings count run it (windows OS, e.g. windows/amd64/"},
 		{name: "no clusterOperatingSystems, a Windows Pod on Linux Nodes", nodes: linuxOnly, image: windowsOnly, podOS: "windows",
 			patch: func(t *testing.T) []byte { return pins(t, arch) },
 			// No drawn Node of its OS; the settings declare nodes of it (of every architecture),
@@ -193,7 +211,17 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 			if tc.podOS != "" {
 				pod.Spec.OS = &v1.PodOS{Name: v1.OSName(tc.podOS)}
 			}
-			c := &Case{Nodes: tc.nodes, Settings: tc.settings, Kind: "Pod", Object: pod, Template: &pod, images: map[string]image{tc.image.ref: tc.image}}
+			images := map[string]image{tc.image.ref: tc.image}
+			if tc.also != nil {
+				pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: "also", Image: tc.also.ref})
+				images[tc.also.ref] = *tc.also
+			}
+			if tc.windowsTerm {
+				pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{windows}},
+						{MatchExpressions: []v1.NodeSelectorRequirement{requirement(archLabel, v1.NodeSelectorOpIn, "s390x")}}}}}}
+			}
+			c := &Case{Nodes: tc.nodes, Settings: tc.settings, Kind: "Pod", Object: pod, Template: &pod, images: images}
 			response := policyhost.Response{Allowed: !tc.refused}
 			if tc.refused {
 				response.Status = &policyhost.Status{Message: "image-arch-affinity: no node runs it"}
