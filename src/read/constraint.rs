@@ -391,32 +391,41 @@ impl Constraints {
 
     /// The architectures that term `index`, with the nodeSelector, admits.
     pub fn term_admits(&self, index: usize) -> Admits {
-        match self.terms.as_ref().and_then(|terms| terms.get(index)) {
-            Some(term) if !term.empty => self.conjunction(&self.selector, &term.requirements),
-            _ => Admits::none(),
-        }
+        self.term_requirements(index)
+            .map_or_else(Admits::none, |requirements| {
+                self.conjunction(&self.selector, requirements)
+            })
     }
 
     /// What term `index` with the nodeSelector (the nodeSelector alone for `None`) admits on the
     /// nodes with the beta labels: a NodePool's (`admits_with_beta_labels`).
     pub fn term_admits_with_beta_labels(&self, index: Option<usize>) -> Admits {
-        let requirements = match (index, self.terms.as_ref()) {
-            (None, _) => &[][..],
-            (Some(index), Some(terms)) => match terms.get(index) {
-                Some(term) if !term.empty => &term.requirements[..],
-                _ => return Admits::none(),
+        let requirements = match index {
+            None => &[][..],
+            Some(index) => match self.term_requirements(index) {
+                Some(requirements) => requirements,
+                None => return Admits::none(),
             },
-            (Some(_), None) => return Admits::none(),
         };
         self.conjunction_parts(&self.selector, requirements).0
     }
 
     /// The architectures that term `index` alone (without the nodeSelector) admits.
     pub fn term_alone_admits(&self, index: usize) -> Admits {
-        match self.terms.as_ref().and_then(|terms| terms.get(index)) {
-            Some(term) if !term.empty => self.conjunction(&[], &term.requirements),
-            _ => Admits::none(),
-        }
+        self.term_requirements(index)
+            .map_or_else(Admits::none, |requirements| {
+                self.conjunction(&[], requirements)
+            })
+    }
+
+    /// The requirements of term `index`, when the Pod has it and it is not empty (an empty term
+    /// admits no node).
+    fn term_requirements(&self, index: usize) -> Option<&[Requirement]> {
+        self.terms
+            .as_ref()
+            .and_then(|terms| terms.get(index))
+            .filter(|term| !term.empty)
+            .map(|term| &term.requirements[..])
     }
 
     /// What `selector` and `requirements` admit together.
