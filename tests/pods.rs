@@ -1028,7 +1028,7 @@ fn terms_that_can_never_match_are_left_and_blamed() {
     assert_eq!(
         run(&never, json!({})).rejection(),
         "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on (amd64, arm64): \
-         term 0 admits no node"
+         term 0 admits no linux node"
     );
 }
 

@@ -169,6 +169,40 @@ fn the_other_images_decide() {
 }
 
 #[test]
+fn a_failed_lookup_keeps_a_webassembly_pod_to_its_own_os_and_the_refusal_names_it() {
+    // No spec.os, in a cluster of Linux and Windows nodes: a Pod whose images run anywhere is
+    // decided for Windows too where Linux refuses it, but not when an image's lookup failed (it
+    // may run on its own OS alone). The term that admits Windows nodes only admits no Linux node,
+    // and the refusal says so (k8s-judge, RAPID_SEED=13399438757384656446).
+    let mut registry = registry();
+    registry.fail("ghcr.io/org/gone:1", "Host error: manifest unknown");
+    let terms = json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]},
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}]}}}});
+    let two_oses = settings(json!({"clusterOperatingSystems": ["linux", "windows"],
+        "schedulableArchitectures": ["amd64"]}));
+    let r = run_with(
+        &mut registry,
+        &pod(&["ghcr.io/org/spin:1", "ghcr.io/org/gone:1"], terms.clone()),
+        &two_oses,
+    );
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: every required node affinity term of the Pod excludes the architectures its images run on \
+         that the cluster has nodes of (amd64): term 0 admits no linux node; term 1 admits s390x. The cluster has no s390x \
+         nodes (setting schedulableArchitectures: amd64)"
+    );
+    // Every image looked up: the Windows nodes its first term admits run it, unchanged.
+    run_with(
+        &mut registry,
+        &pod(&["ghcr.io/org/spin:1"], terms),
+        &two_oses,
+    )
+    .assert_accepted_unchanged();
+}
+
+#[test]
 fn an_all_webassembly_pod_gets_the_settings_for_any_node_and_no_annotation() {
     // Preferences and tolerations apply as for images that run on every schedulable
     // architecture; nothing was computed from the images, so no annotation.

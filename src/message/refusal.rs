@@ -143,13 +143,14 @@ pub(crate) fn explain(
         .iter()
         .enumerate()
         .map(|(index, term)| {
+            let admits = constraints.term_alone_admits(index);
             if term.empty {
                 format!("term {index} has no requirement and matches no node")
+            } else if admits == Admits::none() {
+                // Read for the Pod's OS: a term may admit nodes of another (`os In [windows]`).
+                format!("term {index} admits no {os} node")
             } else {
-                format!(
-                    "term {index} admits {}",
-                    constraints.term_alone_admits(index).describe()
-                )
+                format!("term {index} admits {}", admits.describe())
             }
         })
         .collect::<Vec<_>>()
