@@ -224,6 +224,7 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 	for _, line := range updates.lines(judged.cases) {
 		report("%s: %s", h.Name(), line)
 	}
+	report("%s: shares of the minimums: %s", h.Name(), judged.sharesText())
 	// The minimum shares (tally.go): a run that judges little fails. A failed run has failed
 	// already; a run of fewer than minimumCases cases is too small for shares.
 	switch {

@@ -24,7 +24,12 @@ var groups = []string{"Pod", "workload"}
 // measured with issue 31's policy, Pods that state no OS decided for every OS their images run
 // on, and the generator's clusters with an untainted Windows Node and Pods of images of both
 // OSes); they are asserted from minimumCases cases up (a smaller run prints that they were not:
-// its shares vary too much).
+// its shares vary too much). The run prints each minimum's share ("shares of the minimums").
+// Re-measured with 5d7dbcc's judge and 9b8d0bf's policy (the generator has drawn NodePools, Windows
+// arm64 and virtual-kubelet Nodes, bound Pods and UPDATEs since most were set): where the lowest
+// share had come under 1.6 times its minimum, the minimum is half the lowest again; each such
+// comment gives the three new shares ("now"). Seed 42 had come under the minimum of c. on Nodes of
+// another OS (0.9%, minimum 1%): a CI run of 10^4 cases could fail for it.
 const (
 	minimumCases = 1000
 	// The checks below were given minimums in issue 43 (2,000-case runs of RAPID_SEED 1, 42 and
@@ -36,28 +41,32 @@ const (
 	// where a Node ran the Pod 17.6%, 15.8%, 17.7%; references by digest 51.3%, 52.0%, 49.0%;
 	// through registryMirrors 9.5%, 9.5%, 10.7%; Docker Hub short names 4.0%, 4.0%, 4.9%;
 	// indexes that nest indexes 7.0%, 8.0%, 6.0%.
-	minShareA           = 0.13
-	minShareMessage     = 0.23
-	minShareLookup      = 0.015
-	minShareNoArchImage = 0.0015
+	minShareA       = 0.13
+	minShareMessage = 0.23
+	minShareLookup  = 0.015
+	// No image of a CPU architecture, now 0.4%, 0.6%, 0.2%.
+	minShareNoArchImage = 0.001
 	// d.'s refusals with no Node of the Pod's OS: 0.2%, 0.1%, 0.5% since d. reads the OSes from
 	// the settings (clusterOSes): a Pod of such an OS that no node of it admits and runs is
 	// judged by d. in full now.
 	minShareDRefusals = 0.0005
 	// d. before any lookup, only nodes of OSes clusterOperatingSystems does not list admit the
 	// Pod (outsideClusterOSes): 1.7%, 1.9%, 1.8%.
-	minShareDOSOutside     = 0.0085
-	minShareValidate       = 0.029
-	minShareBAdmitted      = 0.08
-	minShareBOtherOSAdmits = 0.007
-	minShareCNodes         = 0.079
+	minShareDOSOutside = 0.0085
+	// Templates under validate, now 4.4%, 5.3%, 5.5%; b. where a Node admits 12.7%, 13.2%,
+	// 13.7%; b. where a Node of another OS admits 1.6%, 1.1%, 1.4%; c. where a Node ran the Pod
+	// 12.5%, 12.8%, 13.3%.
+	minShareValidate       = 0.022
+	minShareBAdmitted      = 0.063
+	minShareBOtherOSAdmits = 0.0055
+	minShareCNodes         = 0.062
 	minShareByDigest       = 0.24
 	minShareMirrored       = 0.047
 	minShareShortName      = 0.02
 	minShareNestedIndex    = 0.03
 	// Docker Hub single names (library/ copies in the registry; 2,000-case runs of RAPID_SEED 1
-	// and 42): 2.1%, 2.2%.
-	minShareSingleName = 0.01
+	// and 42): 2.1%, 2.2%; now 2.4%, 2.0%, 1.5%.
+	minShareSingleName = 0.0075
 	// Which nodes decided d. (checkDByNodes...): the cluster's Nodes 76.7%, 77.2%, 75.6%; nodes
 	// only the settings declare, with NodePools that count 3.4%, 3.1%, 3.3%, without 10.8%,
 	// 8.8%, 10.2%. Pods created bound (bound.go): 4.7%, 5.3%, 4.8%, judged on their Node with
@@ -76,8 +85,8 @@ const (
 	minShareBOtherOS = 0.07
 	// b. judged on a Node of another OS the original Pod admitted that does not run it (its
 	// images, or its spec.os) but runs its architectures for the Pod's OS (the OS pin needed):
-	// 3.6%, 3.5%, 2.8% (1.5-2.1% before issue 31's generator).
-	minShareBOSPin = 0.014
+	// 3.6%, 3.5%, 2.8% (1.5-2.1% before issue 31's generator); now 2.8%, 3.1%, 1.5%.
+	minShareBOSPin = 0.0075
 	// b. judged on the nodes the settings declare (declared), and with one of them admitting
 	// the returned Pod: 33.6% and 30.9% (RAPID_SEED 1 only, 2,000 cases).
 	minShareBDeclared       = 0.16
@@ -87,8 +96,9 @@ const (
 	// c. judged on a Node of another OS than the Pod's that admitted the original Pod and runs
 	// it, its images not all WebAssembly (a Pod that states no OS whose images run on both OSes,
 	// issue 31): 2.7%, 2.4%, 2.0% (a judge that skips those Nodes, as before issue 31, judges
-	// none).
-	minShareCOtherOS = 0.01
+	// none); now 1.6%, 0.9%, 1.3% (1.2% and 1.3% in 10^4 cases of RAPID_SEED 4242424242 and
+	// 777000777).
+	minShareCOtherOS = 0.0045
 	// d. judged: 93.9%, 94.2%, 94.8%.
 	minShareD = 0.46
 	// Refused: 47.6%, 50.7%, 49.0%.
@@ -100,18 +110,20 @@ const (
 	// d. by Karpenter judged: a NodePool launches, in Karpenter's simulation of the original
 	// Pod, a Node that runs it (pools.go): 4.3% (RAPID_SEED 1 only, 2,000 cases, with issue
 	// 32's policy; 22% of the cases have NodePools, 20% some that count).
-	minShareDPools = 0.02
+	// Now 3.0%, 3.2%, 3.0%.
+	minShareDPools = 0.015
 	// d.'s under-refusal by Karpenter judged: accepted where only NodePools can serve the Pod
 	// (checkDPoolsNone): 1.6%, 0.8%, 0.6% (2,000 cases of RAPID_SEED 1, 42, 2026, Karpenter's
 	// scheduler and minValues drawn).
 	minShareDPoolsNone = 0.003
 	// b. by Karpenter judged: Karpenter's simulation of the returned Pod launches Nodes from
 	// the NodePools: 3.5% (RAPID_SEED 1 only, 2,000 cases).
-	minShareBPools = 0.015
+	// Now 2.0%, 1.9%, 2.1%.
+	minShareBPools = 0.0095
 	// c. judged on the virtual-kubelet Node with readNodes (it admitted the original Pod): 1.5% on
 	// RAPID_SEED=4242424242 (one case in two has the Node, one object in three of those is sent
-	// to it: sendToVirtualNode).
-	minShareCVirtual = 0.008
+	// to it: sendToVirtualNode); 1.4%, 1.3%, 1.7% on RAPID_SEED 1, 42 and 2026.
+	minShareCVirtual = 0.0065
 	// The tolerations judged (kept.go: every accepted case): 54.4%, 50.0%, 52.5% (with the
 	// generator's Windows arm64 Nodes, as all the shares below).
 	minShareTolerations = 0.25
@@ -293,6 +305,16 @@ func sortedKeys(counts map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// sharesText is each minimum's share in this run, then the minimum: what a new minimum is set
+// from (about half the lowest of several seeds).
+func (t *tally) sharesText() string {
+	texts := make([]string, len(minimums))
+	for i, m := range minimums {
+		texts[i] = fmt.Sprintf("%s %s (minimum %.2g%%)", m.name, t.share(m.count(t)), 100*m.share)
+	}
+	return strings.Join(texts, "; ")
 }
 
 // minimumsText is the minimums as the run prints them.
