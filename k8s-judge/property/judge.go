@@ -512,15 +512,16 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// The OSes the settings say the cluster's nodes have (clusterOSes: the contract), not the
 	// policy's rules of which OS it decides a Pod for: the scheduler's filters (the original
 	// Pod's node affinity) and the kubelet's (its spec.os) say which of their nodes admit it.
-	everyOS := clusterOSes(c, os)
-	oses := everyOS
+	decided := clusterOSes(c, os)
 	if missing && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }) {
 		// A lookup failed (ignoreImage) and every image looked up runs anywhere: the contract
 		// (docs/design.md: "not where an image's lookup failed") is that the failed image may run
-		// on the Pod's own OS alone, so the nodes of the other OSes never count for it
-		// (RAPID_SEED=13399438757384656446: refused where only its Windows term admits a node).
-		oses = []string{os}
+		// on the Pod's own OS alone, so the nodes of the other OSes never count for it, the
+		// nodes NodePools launch included (RAPID_SEED=13399438757384656446, the case alone:
+		// refused where only its Windows term admits a node).
+		decided = []string{os}
 	}
+	oses := decided
 	// runnable: the nodes of the universe, of those OSes, that the original Pod admits (the
 	// scheduler's matcher and the kubelet's spec.os) and that run every image. With readNodes
 	// and no Node nor pool of the Pod's own OS (noNode) where some of them are, the policy
@@ -642,7 +643,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 		}
 		servingOf := func(launched map[string]string) string {
 			for _, platform := range sortedPlatforms(launched) {
-				if runs, _ := servedOn(c.Template, platform, known, builds); runs != nil && slices.Contains(everyOS, platformOS(platform)) {
+				if runs, _ := servedOn(c.Template, platform, known, builds); runs != nil && slices.Contains(decided, platformOS(platform)) {
 					return platform
 				}
 			}
@@ -670,7 +671,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("d. rejected, but Karpenter's simulation of the Pod launches a %s Node from NodePool %s, which runs it: %s", serving, launched[serving], response.Message())
 		case serving != "":
 			v.judged(checkDPools)
-		case !v.Rejected && len(runnable) > 0 && !noNode && !servedWithoutNodePools(c, everyOS, matches, runsHere):
+		case !v.Rejected && len(runnable) > 0 && !noNode && !servedWithoutNodePools(c, decided, matches, runsHere):
 			// Accepted where only NodePools can serve it (the policy counts their architectures
 			// as docs/karpenter.md says), and Karpenter's scheduler launches nothing that runs
 			// it: counted where the contract explains it (a pool's architecture the kwok
@@ -678,7 +679,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			// read: Karpenter serves the Pod with its architecture and OS constraints alone),
 			// failed otherwise.
 			v.judged(checkDPoolsNone)
-			if notOffered(c, everyOS, matches, known, builds) {
+			if notOffered(c, decided, matches, known, builds) {
 				v.Pools = poolsNotOffered
 				break
 			}

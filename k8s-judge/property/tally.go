@@ -307,12 +307,13 @@ func sortedKeys(counts map[string]int) []string {
 	return keys
 }
 
-// sharesText is each minimum's share in this run, then the minimum: what a new minimum is set
+// sharesText is each minimum's share in this run (to 0.01%), then the minimum: what a new minimum is set
 // from (about half the lowest of several seeds).
 func (t *tally) sharesText() string {
 	texts := make([]string, len(minimums))
 	for i, m := range minimums {
-		texts[i] = fmt.Sprintf("%s %s (minimum %.2g%%)", m.name, t.share(m.count(t)), 100*m.share)
+		count := m.count(t)
+		texts[i] = fmt.Sprintf("%s %d (%.2f%%; minimum %.2g%%)", m.name, count, 100*float64(count)/float64(max(t.cases, 1)), 100*m.share)
 	}
 	return strings.Join(texts, "; ")
 }

@@ -405,7 +405,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 				return v, nil
 			}
 		}
-		if !some && ranInZone(pc, u.NewPod, oses, known, builds) {
+		if inZone, anywhere := ranInZone(pc, u.NewPod, oses, known, builds); !some && (inZone || !anywhere) {
 			fail("the returned gated Pod admits no node the settings count (%v) that runs its new images %v", oses, refs)
 		}
 		rulesKept(pc, returned, fail)
@@ -443,11 +443,12 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 }
 
 // ranInZone says whether a node the settings count, of oses, that pod admits runs its new images
-// (known) and, under matchNodeLabels, is of the zone pod's label names: the nodes a gated Pod
-// pinned keeps (as c. on CREATE). matchNodeLabels puts that zone into every term, so a Pod
-// labelled with one zone whose nodeSelector names another admits no node once pinned, by the
-// settings' contract (RAPID_SEED=11960522068687707159).
-func ranInZone(c *Case, pod *v1.Pod, oses []string, known []image, builds bool) bool {
+// (known): anywhere, and inZone where, under matchNodeLabels, it is also of the zone pod's label
+// names, the nodes a gated Pod pinned keeps (as c. on CREATE). matchNodeLabels puts that zone
+// into every term, so a Pod labelled with one zone whose nodeSelector names another admits no
+// node once pinned, by the settings' contract (RAPID_SEED=11960522068687707159, the case alone);
+// where no node at all runs the new images, a pin is wrong whatever the zone.
+func ranInZone(c *Case, pod *v1.Pod, oses []string, known []image, builds bool) (inZone, anywhere bool) {
 	zone := ""
 	if len(c.Settings.MatchNodeLabels) > 0 {
 		zone = pod.Labels[zoneLabel]
@@ -458,12 +459,13 @@ func ranInZone(c *Case, pod *v1.Pod, oses []string, known []image, builds bool) 
 			continue
 		}
 		for _, n := range universe(c, o) {
-			if ok, _ := matches(&n); ok && (zone == "" || n.Labels[zoneLabel] == zone) && runsAll(known, &n, builds) {
-				return true
+			if ok, _ := matches(&n); ok && runsAll(known, &n, builds) {
+				anywhere = true
+				inZone = inZone || zone == "" || n.Labels[zoneLabel] == zone
 			}
 		}
 	}
-	return false
+	return inZone, anywhere
 }
 
 // updateOSes are the OSes of the nodes the settings say the cluster has that a Pod may run on

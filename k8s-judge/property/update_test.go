@@ -24,13 +24,15 @@ func TestRanInZone(t *testing.T) {
 		label    string // the Pod's zone label, or "" for none
 		selector string // its nodeSelector's zone, or "" for none
 		image    image
-		want     bool
+		// inZone, anywhere: what ranInZone says; the gated pin fails to admit a node only where
+		// inZone || !anywhere.
+		inZone, anywhere bool
 	}{
-		{name: "labelled zone a, selects zone b, matchNodeLabels", settings: zones, label: "a", selector: "b", image: linuxArm64, want: false},
-		{name: "labelled zone a, selects zone b, no matchNodeLabels", settings: noZones, label: "a", selector: "b", image: linuxArm64, want: true},
-		{name: "labelled zone b, selects zone b, matchNodeLabels", settings: zones, label: "b", selector: "b", image: linuxArm64, want: true},
-		{name: "no zone label, matchNodeLabels", settings: zones, selector: "b", image: linuxArm64, want: true},
-		{name: "an image no node the settings count runs", settings: zones, label: "b", selector: "b", image: image{ref: "r/s390x:1", platforms: []registry.Platform{{OS: "linux", Architecture: "s390x"}}}, want: false},
+		{name: "labelled zone a, selects zone b, matchNodeLabels", settings: zones, label: "a", selector: "b", image: linuxArm64, anywhere: true},
+		{name: "labelled zone a, selects zone b, no matchNodeLabels", settings: noZones, label: "a", selector: "b", image: linuxArm64, inZone: true, anywhere: true},
+		{name: "labelled zone b, selects zone b, matchNodeLabels", settings: zones, label: "b", selector: "b", image: linuxArm64, inZone: true, anywhere: true},
+		{name: "no zone label, matchNodeLabels", settings: zones, selector: "b", image: linuxArm64, inZone: true, anywhere: true},
+		{name: "an image no node the settings count runs", settings: zones, label: "a", selector: "b", image: image{ref: "r/s390x:1", platforms: []registry.Platform{{OS: "linux", Architecture: "s390x"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "judged", Labels: map[string]string{}}}
@@ -41,8 +43,8 @@ func TestRanInZone(t *testing.T) {
 				pod.Spec.NodeSelector = map[string]string{zoneLabel: tc.selector}
 			}
 			c := &Case{Settings: tc.settings, Kind: "Pod", Template: pod}
-			if got := ranInZone(c, pod, []string{"linux"}, []image{tc.image}, false); got != tc.want {
-				t.Errorf("ranInZone = %v, want %v", got, tc.want)
+			if inZone, anywhere := ranInZone(c, pod, []string{"linux"}, []image{tc.image}, false); inZone != tc.inZone || anywhere != tc.anywhere {
+				t.Errorf("ranInZone = %v, %v, want %v, %v", inZone, anywhere, tc.inZone, tc.anywhere)
 			}
 		})
 	}
