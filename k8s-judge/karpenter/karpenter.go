@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	kubeletapis "k8s.io/kubelet/pkg/apis"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -331,7 +332,12 @@ func (e *Env) Provision() ([]Launched, map[*corev1.Pod]error, error) {
 // register waits for the Node the kwok provider creates (asynchronously) and makes it Ready:
 // status (Ready, nodeInfo, as a kubelet reports it), then taints: the NodeClaim's (its pool's),
 // without the unregistered taint (Karpenter's registration controller) and the not-ready one
-// (the node lifecycle controller, once Ready).
+// (the node lifecycle controller, once Ready); and the labels a kubelet gives its Node besides
+// those the kwok provider copies from the NodeClaim: beta.kubernetes.io/os and
+// beta.kubernetes.io/arch (the kubelet's initialNode and updateDefaultLabels,
+// pkg/kubelet/kubelet_node_status.go). Without them a Pod that admits an architecture only on
+// nodes without the beta label ran on a kwok Node where it runs on no real one (CI's
+// K8S_E2E_SEED=2311737224396494042: an over-refusal judged from such a Node).
 func (e *Env) register(ctx context.Context, claim *karpv1.NodeClaim, name string) (*corev1.Node, error) {
 	node := &corev1.Node{}
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -356,6 +362,8 @@ func (e *Env) register(ctx context.Context, claim *karpv1.NodeClaim, name string
 		}
 		node.Spec.Taints = taints
 		node.Labels[karpv1.NodeRegisteredLabelKey] = "true"
+		node.Labels[kubeletapis.LabelOS] = node.Labels[corev1.LabelOSStable]
+		node.Labels[kubeletapis.LabelArch] = node.Labels[corev1.LabelArchStable]
 		if err := e.Client.Update(ctx, node); err != nil {
 			if apierrors.IsConflict(err) {
 				return false, nil
