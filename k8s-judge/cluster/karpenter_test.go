@@ -111,6 +111,7 @@ func TestKarpenterInAControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	errorsBefore := len(server.Errors())
 
 	t.Run("an arm64-only Pod with an arm64 NodePool at zero Nodes", func(t *testing.T) {
 		arm64OnlyPod(ctx, t, cp, env, reg)
@@ -126,7 +127,7 @@ func TestKarpenterInAControlPlane(t *testing.T) {
 	t.Run("random workloads and Pods", func(t *testing.T) {
 		randomWithKarpenter(ctx, t, cp, env, reg, policy.Spec.Settings, pools)
 	})
-	webhookErrors(ctx, t, cp, server, hook, failedBefore)
+	webhookErrors(ctx, t, cp, server, hook, failedBefore, errorsBefore)
 	report.Line("k8s-e2e-karpenter", "done in %v", time.Since(started).Round(time.Second))
 }
 
