@@ -478,7 +478,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			fail("an image cannot be looked up under onLookupFailure: accept, but the answer is rejected=%v patched=%v", v.Rejected, v.Patched)
 		}
 		return v, nil
-	case len(known) == 0 && missing || missing && len(c.Settings.FallbackArchitectures) > 0 && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }):
+	case len(known) == 0 && missing || missing && len(c.Settings.FallbackArchitectures) > 0 && allAnywhere(known):
 		// No image, or none but WebAssembly ones, could be looked up: fallbackArchitectures (a
 		// guess, never a refusal) stand in for the others when set. (No image left and none
 		// missing: OLM bundles alone, which constrain nothing: judged as images that run
@@ -513,7 +513,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// policy's rules of which OS it decides a Pod for: the scheduler's filters (the original
 	// Pod's node affinity) and the kubelet's (its spec.os) say which of their nodes admit it.
 	decided := clusterOSes(c, os)
-	if missing && !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }) {
+	if missing && allAnywhere(known) {
 		// A lookup failed (ignoreImage) and every image looked up runs anywhere: the contract
 		// (docs/design.md: "not where an image's lookup failed") is that the failed image may run
 		// on the Pod's own OS alone, so the nodes of the other OSes never count for it, the
@@ -753,10 +753,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			v.judged(checkBPools)
 		}
 	}
-	zone := ""
-	if len(c.Settings.MatchNodeLabels) > 0 {
-		zone = c.Template.Labels[zoneLabel]
-	}
+	zone := matchedZone(c, c.Template)
 	// The policy pins a Pod to its OS when the cluster has a node of another (with readNodes: a
 	// Node or an autoscaled pool of another OS; without: clusterOperatingSystems). Static
 	// settings that omit clusterOperatingSystems say the cluster has the Pods' own OS only (the
@@ -764,7 +761,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 	// cluster's Nodes there.
 	statesOSes := c.readNodes() || len(c.Settings.ClusterOperatingSystems) > 0
 	// Images that all run anywhere (WebAssembly) get no pin, of architecture or OS.
-	anywhere := !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere })
+	anywhere := allAnywhere(known)
 	var judgedNode, otherOS, admitted, otherAdmitted, ranIt, osPinNeeded, ranOtherOS bool
 	for i := range c.Nodes {
 		node := &c.Nodes[i]

@@ -604,6 +604,20 @@ func RunsImage(reg *registry.Registry, ref string, node *v1.Node) bool {
 	return runs(img, node, false)
 }
 
+// allAnywhere says whether every image of images runs anywhere (WebAssembly; none at all too).
+func allAnywhere(images []image) bool {
+	return !slices.ContainsFunc(images, func(img image) bool { return !img.anywhere })
+}
+
+// matchedZone is the zone pod's label names where matchNodeLabels puts it into every required
+// term (the zone its pinned Pod keeps to), or "".
+func matchedZone(c *Case, pod *v1.Pod) string {
+	if len(c.Settings.MatchNodeLabels) == 0 {
+		return ""
+	}
+	return pod.Labels[zoneLabel]
+}
+
 // Unpinned says whether the policy pins c's Pod to nothing, of architecture or OS, whatever the
 // cluster: a lookup fails under onLookupFailure: accept (accepted unchanged), or every image it
 // can look up runs anywhere (WebAssembly; or none could be looked up) and fallbackArchitectures
@@ -616,7 +630,7 @@ func (c *Case) Unpinned() bool {
 	if failed && len(c.Settings.FallbackArchitectures) > 0 {
 		return false
 	}
-	return !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere })
+	return allAnywhere(known)
 }
 
 // KeptToSpecOS says whether the policy, in a cluster of several OSes, keeps c's Pod to the OS

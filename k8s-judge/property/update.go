@@ -344,7 +344,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 			return v, nil
 		}
 	}
-	if !slices.ContainsFunc(known, func(img image) bool { return !img.anywhere }) {
+	if allAnywhere(known) {
 		judged(updCheckAnywhere)
 		if rejected {
 			fail("no new image constrains the platform (WebAssembly, or not looked up under ignoreImage), but the UPDATE was rejected: %s", response.Message())
@@ -405,8 +405,10 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 				return v, nil
 			}
 		}
-		if inZone, anywhere := ranInZone(pc, u.NewPod, oses, known, builds); !some && (inZone || !anywhere) {
-			fail("the returned gated Pod admits no node the settings count (%v) that runs its new images %v", oses, refs)
+		if !some {
+			if inZone, anywhere := ranInZone(pc, u.NewPod, oses, known, builds); inZone || !anywhere {
+				fail("the returned gated Pod admits no node the settings count (%v) that runs its new images %v", oses, refs)
+			}
 		}
 		rulesKept(pc, returned, fail)
 		return v, nil
@@ -449,10 +451,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 // node once pinned, by the settings' contract (RAPID_SEED=11960522068687707159, the case alone);
 // where no node at all runs the new images, a pin is wrong whatever the zone.
 func ranInZone(c *Case, pod *v1.Pod, oses []string, known []image, builds bool) (inZone, anywhere bool) {
-	zone := ""
-	if len(c.Settings.MatchNodeLabels) > 0 {
-		zone = pod.Labels[zoneLabel]
-	}
+	zone := matchedZone(c, pod)
 	matches := oracle.Matcher(pod)
 	for _, o := range oses {
 		if !specOSAllows(pod, o) {
