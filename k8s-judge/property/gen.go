@@ -240,10 +240,14 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.
 	}
 	if chance(t, "registryMirrors", 4) {
 		// A registry host no DNS resolves, mirrored to the fixture registry; half the time Docker
-		// Hub too, so that Pods may name images by short name (spell).
+		// Hub too, so that Pods may name images by short name (spell), and otherwise with a path
+		// prefix, as a Harbor proxy project is (mirrorPrefix: no draw of its own, so that the
+		// other draws of a seed stay as they were).
 		s.RegistryMirrors = map[string]string{mirrorHost: reg.Addr}
 		if rapid.Bool().Draw(t, "Docker Hub mirrored") {
 			s.RegistryMirrors["docker.io"] = reg.Addr
+		} else {
+			s.RegistryMirrors[mirrorHost] = reg.Addr + "/" + mirrorPrefix
 		}
 	}
 	if chance(t, "lookupBudgetMilliseconds", 4) {
@@ -413,6 +417,10 @@ func useImage(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 // the mirror is the fixture registry.
 const mirrorHost = "mirror.invalid"
 
+// mirrorPrefix is the path prefix of mirrorHost's mirror where Docker Hub is not mirrored: the
+// registry's gen/ repositories, so that mirror.invalid/<name> is the registry's gen/<name>.
+const mirrorPrefix = "gen"
+
 // spell writes the catalog image name (`repository:tag`) as Pods write references: in the
 // registry by tag (most often), by digest (the catalog's), by tag and digest, and, where the
 // settings mirror them to the registry (registryMirrors), on mirrorHost or as a Docker Hub short
@@ -441,7 +449,14 @@ func spell(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 	case "tag and digest":
 		return reg.Addr + "/" + repository + ":" + tag + "@" + digest
 	case "mirror":
-		return mirrorHost + "/" + name
+		if c.Settings.RegistryMirrors[mirrorHost] != reg.Addr+"/"+mirrorPrefix {
+			return mirrorHost + "/" + name
+		}
+		if rest, ok := strings.CutPrefix(name, mirrorPrefix+"/"); ok {
+			return mirrorHost + "/" + rest
+		}
+		// An image outside the prefix has no name on the mirror: by tag.
+		return reg.Ref(name)
 	case "short name":
 		return name
 	case "single name":

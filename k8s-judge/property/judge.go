@@ -170,9 +170,11 @@ const (
 	// or the lookup checks) whose Pod names an image by digest (or tag and digest), on the
 	// registry host registryMirrors maps to the fixture registry, by a Docker Hub short name
 	// (docker.io mirrored), or an index that nests indexes (spell, imagePool).
-	checkByDigest  = "references by digest"
-	checkMirrored  = "references through registryMirrors"
-	checkShortName = "Docker Hub short names (mirrored)"
+	checkByDigest = "references by digest"
+	checkMirrored = "references through registryMirrors"
+	// checkMirrorPrefix: checkMirrored where the mirror has a path prefix (mirrorPrefix).
+	checkMirrorPrefix = "references through a registryMirrors path prefix"
+	checkShortName    = "Docker Hub short names (mirrored)"
 	// checkSingleName: a case judged whose Pod names an image by a single name
 	// (`single-linux-amd64:1.0`: docker.io/library/..., docker.io mirrored).
 	checkSingleName  = "Docker Hub single names (library/, mirrored)"
@@ -182,7 +184,7 @@ const (
 // checks are the checks in the order the counts print them.
 var checks = []string{checkA, checkMessage, checkLookup, checkNoArchImage, checkD, checkDByNodes, checkDByPools, checkDByContract, checkDRefusals, checkDOSOutside, checkValidate, checkB, checkBAdmitted,
 	checkBOtherOS, checkBOSPin, checkBOtherOSAdmits, checkBDeclared, checkBDeclaredAdmits, checkC, checkCNodes, checkCOtherOS, checkCVirtual, checkDPools, checkDPoolsNone, checkBPools,
-	checkByDigest, checkMirrored, checkShortName, checkSingleName, checkNestedIndex, checkBound, checkBoundNode,
+	checkByDigest, checkMirrored, checkMirrorPrefix, checkShortName, checkSingleName, checkNestedIndex, checkBound, checkBoundNode,
 	checkTolerations, checkTolerationsKept, checkTolerationsAdded, checkPreferences, checkPreferencesKept, checkPreferencesAdded}
 
 // Why b., c. or d. is not judged in a case (Verdict.Skipped). Each is counted and printed.
@@ -319,6 +321,9 @@ func (c *Case) references(v Verdict) []string {
 			out = appendNew(out, checkByDigest)
 		case first == mirrorHost:
 			out = appendNew(out, checkMirrored)
+			if strings.Contains(c.Settings.RegistryMirrors[mirrorHost], "/") {
+				out = appendNew(out, checkMirrorPrefix)
+			}
 		case c.Settings.RegistryMirrors["docker.io"] != "" && !strings.Contains(ref, "/"):
 			out = appendNew(out, checkSingleName)
 		case c.Settings.RegistryMirrors["docker.io"] != "" && !strings.ContainsAny(first, ".:"):
