@@ -316,8 +316,8 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 	sort.Strings(platforms)
 	report.Line("k8s-e2e-karpenter", "%d workloads and Pods applied, %d created, %d refused; Pods %d, bound %d (to Nodes Karpenter launched: %d), pending %d; Karpenter launched %d Nodes: %v",
 		count, n.created, n.refused, n.pods, n.bound, k.boundLaunched, n.pending, len(launched), platforms)
-	report.Line("k8s-e2e-karpenter", "refusals simulated by Karpenter: %d, of which a NodePool would launch a Node that runs the Pod %d (decided by the settings: %d); accepted Pods Pending that no Node nor NodePool serves, as Karpenter simulates them: %v",
-		k.refusalsSimulated, k.refusalsPoolRuns, k.refusalsDecided, pending)
+	report.Line("k8s-e2e-karpenter", "refusals simulated by Karpenter: %d, of which a NodePool would launch a Node that runs the Pod %d (decided by the settings: %d); accepted Pods Pending %d, as Karpenter simulates them (with the existing Nodes, then the NodePools alone): %v",
+		k.refusalsSimulated, k.refusalsPoolRuns, k.refusalsDecided, k.placesSimulated, pending)
 	k.assertMinimums(t, n, len(launched))
 }
 
@@ -327,6 +327,8 @@ type karpenterCounts struct {
 	pending                                              map[string]int
 	boundLaunched                                        int
 	refusalsSimulated, refusalsPoolRuns, refusalsDecided int
+	// placesSimulated: Pending Pods simulated with the existing Nodes (judgePending).
+	placesSimulated int
 }
 
 // kwokZones are the zones of the kwok provider's offerings.
@@ -363,8 +365,32 @@ func runningPlatform(c *property.Case, pod *v1.Pod, platforms map[string]string)
 	return "", disagree
 }
 
-// judgePending judges an accepted Pod left Pending (see randomWithKarpenter).
+// judgePending judges an accepted Pod left Pending (see randomWithKarpenter). First by Karpenter's
+// scheduler as its provisioner runs it, with the existing Nodes (Env.Places): where it puts the
+// Pod on an existing Node, it launches nothing for it, whatever the pools serve: counted, with
+// whether that Node runs the Pod (the scheduler did not bind it there: the cluster judge judges
+// the Nodes by Kubernetes' own filters). Seen for Pods whose terms name a Node (matchFields):
+// Karpenter reads matchExpressions only, so a term that names no existing Node admits one.
 func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod) {
+	k.placesSimulated++
+	_, placed, err := env.Places(pod)
+	if err != nil && !karpenter.IsPodError(err) {
+		t.Fatal(err)
+	}
+	if len(placed) > 0 {
+		runs := "that runs it"
+		if !c.RunsPodOn(placed[0]) {
+			runs = "that does not run it"
+		}
+		if hasMatchFields(pod) {
+			k.pending["its terms name a Node (matchFields), which Karpenter's scheduler does not read: with the existing Nodes it puts the Pod on one "+runs+" and launches nothing"]++
+			return
+		}
+		t.Logf("Pod %s (%s %s) is Pending: Karpenter's scheduler puts it on the existing Node %s (%s, taints %v), %s; the Pod: %s, tolerations %v, nodeSelector %v",
+			pod.Name, c.Kind, owner(pod), placed[0].Name, karpenter.Platform(placed[0].Labels), placed[0].Spec.Taints, runs, affinity(pod), pod.Spec.Tolerations, pod.Spec.NodeSelector)
+		k.pending["Karpenter's scheduler, with the existing Nodes, puts it on an existing Node "+runs+" that Kubernetes' scheduler does not bind it to (they read its terms differently), and launches nothing"]++
+		return
+	}
 	returned, err := env.Platforms(pod)
 	if err != nil {
 		t.Fatal(err)
@@ -512,6 +538,72 @@ func TestKarpenterMinValues(t *testing.T) {
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("Karpenter's scheduler: %d NodeClaims, error %v; want %s", claims, err, map[bool]string{true: "one NodeClaim", false: fmt.Sprintf("an error with %q", tc.error)}[tc.error == ""])
+				}
+			}
+		})
+	}
+}
+
+// TestKarpenterPlaces: Karpenter's scheduler with the cluster's existing Nodes (Env.Places, as its
+// provisioner runs it) puts a Pod whose terms admit an existing Node there and launches nothing,
+// whatever the Pod's images run on; on the NodePools alone (Env.Serves) it launches a Node for
+// the same Pod. A Pod pinned to arm64 gets a NodeClaim of the arm64 pool either way. Why the
+// Pending Pods are simulated with the Nodes first, and the refusals on the pools alone (README,
+// "The control plane").
+func TestKarpenterPlaces(t *testing.T) {
+	if os.Getenv("K8S_E2E_SETTINGS") != "karpenter" {
+		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")
+	}
+	ctx := context.Background()
+	cp, env := karpenterControlPlane(ctx, t)
+	pool := karpenter.Pool{Name: "arm64", Requirements: []v1.NodeSelectorRequirement{
+		{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"arm64"}},
+		{Key: v1.LabelOSStable, Operator: v1.NodeSelectorOpIn, Values: []string{"linux"}}}}
+	if err := karpenter.CreatePool(ctx, env.Client, pool); err != nil {
+		t.Fatal(err)
+	}
+	amd64 := nodes()[0]
+	if err := cp.CreateNode(ctx, amd64); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.SyncState(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		pinned      []string // the Pod's required architectures; nil: none
+		placed      string   // the existing Node Places puts it on; "": none
+		placeClaims int      // the NodeClaims Places creates
+	}{
+		{"no pin", nil, amd64.Name, 0},
+		{"pinned to arm64", []string{"arm64"}, "", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "app"}}}}
+			if tc.pinned != nil {
+				pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+						{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: tc.pinned}}}}}}}
+			}
+			// The pool reaches Karpenter's informer-less client at once; retry briefly.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				claims, placed, err := env.Places(pod)
+				served, serveErr := env.Serves(pod)
+				names := make([]string, 0, len(placed))
+				for _, node := range placed {
+					names = append(names, node.Name)
+				}
+				want := []string{}
+				if tc.placed != "" {
+					want = []string{tc.placed}
+				}
+				if err == nil && serveErr == nil && slices.Equal(names, want) && len(claims) == tc.placeClaims && len(served) == 1 {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("with the Nodes: placed on %v, %d NodeClaims, error %v (want %v, %d); on the pools alone: %d NodeClaims, error %v (want 1)",
+						names, len(claims), err, want, tc.placeClaims, len(served), serveErr)
 				}
 			}
 		})

@@ -254,8 +254,35 @@ func Counted(pool *karpv1.NodePool) bool {
 // and no existing Node (Provisioner.NewScheduler, Scheduler.Solve: the Pod's required terms
 // relaxed one at a time, its preferences, its tolerations against each pool's taints, the kwok
 // instance types): the NodeClaims it would create for it (none when no pool serves it), and the
-// error it gives the Pod.
+// error it gives the Pod. Without the existing Nodes it says what the pools can serve: with them,
+// Karpenter puts a Pod on a Node it admits (whatever its images run on) and launches nothing.
 func (e *Env) Serves(pod *corev1.Pod) ([]*scheduling.NodeClaim, error) {
+	claims, _, err := e.solve(pod, nil)
+	return claims, err
+}
+
+// Places runs the same simulation as Karpenter's provisioner does (Provisioner.Schedule): with the
+// cluster's existing Nodes as its state has them (SyncState first), not being deleted. It returns
+// the Nodes it puts pod on, or else the NodeClaims it would create for it, and the Pod's error.
+func (e *Env) Places(pod *corev1.Pod) ([]*scheduling.NodeClaim, []*corev1.Node, error) {
+	return e.solve(pod, e.Cluster.DeepCopyNodes().Active())
+}
+
+// PodError is the error Karpenter's scheduler gives a Pod it finds no Node nor NodePool for, as
+// opposed to a failure of the simulation.
+type PodError struct{ Err error }
+
+func (e PodError) Error() string { return e.Err.Error() }
+func (e PodError) Unwrap() error { return e.Err }
+
+// IsPodError says whether err is the Pod's (PodError), or that no NodePool counts.
+func IsPodError(err error) bool {
+	return errors.As(err, &PodError{}) || errors.Is(err, provisioning.ErrNodePoolsNotFound)
+}
+
+// solve is Scheduler.Solve for pod alone with the existing Nodes nodes: the NodeClaims it
+// creates, the Nodes it puts pod on, and the Pod's error.
+func (e *Env) solve(pod *corev1.Pod, nodes []*state.StateNode) ([]*scheduling.NodeClaim, []*corev1.Node, error) {
 	ctx := e.ctx
 	pod = pod.DeepCopy()
 	if pod.UID == "" {
@@ -264,21 +291,27 @@ func (e *Env) Serves(pod *corev1.Pod) ([]*scheduling.NodeClaim, error) {
 	if pod.Namespace == "" {
 		pod.Namespace = "default"
 	}
-	s, err := e.Provisioner.NewScheduler(ctx, []*corev1.Pod{pod}, nil, nil)
+	s, err := e.Provisioner.NewScheduler(ctx, []*corev1.Pod{pod}, nodes, nil)
 	if errors.Is(err, provisioning.ErrNodePoolsNotFound) {
-		return nil, err
+		return nil, nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("karpenter's scheduler: %w", err)
+		return nil, nil, fmt.Errorf("karpenter's scheduler: %w", err)
 	}
 	results, err := s.Solve(ctx, []*corev1.Pod{pod})
 	if err != nil {
-		return nil, fmt.Errorf("karpenter's scheduler: %w", err)
+		return nil, nil, fmt.Errorf("karpenter's scheduler: %w", err)
 	}
 	for _, podErr := range results.PodErrors {
-		return nil, podErr
+		return nil, nil, PodError{podErr}
 	}
-	return results.NewNodeClaims, nil
+	var placed []*corev1.Node
+	for _, existing := range results.ExistingNodes {
+		if len(existing.Pods) > 0 && existing.Node != nil {
+			placed = append(placed, existing.Node)
+		}
+	}
+	return results.NewNodeClaims, placed, nil
 }
 
 // Launched is a Node the kwok provider created for a NodeClaim, registered.
@@ -416,9 +449,12 @@ func (e *Env) Platforms(pod *corev1.Pod) (map[string]string, error) {
 		if errors.Is(err, provisioning.ErrNodePoolsNotFound) {
 			return platforms, nil
 		}
-		if err != nil {
-			// The Pod's error: no pool serves it by this term.
+		if errors.As(err, &PodError{}) {
+			// No pool serves it by this term.
 			continue
+		}
+		if err != nil {
+			return nil, err
 		}
 		for _, claim := range claims {
 			for _, it := range claim.InstanceTypeOptions {
