@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -240,7 +241,9 @@ func affinityOf(pod *v1.Pod) string {
 //     all of its images (and its spec.os);
 //   - no accepted Pod left Pending while Karpenter would launch a Node for the Pod as returned
 //     that runs it, nor while it would for the Pod as applied but not as returned (the policy's
-//     pin kept it off a pool that runs it).
+//     pin kept it off a pool that runs it);
+//   - first, by what Karpenter's provisioner does with the Pending Pod as returned, with the
+//     existing Nodes (Env.Places): no Pod put on an existing Node that does not run it.
 //
 // A Pending accepted Pod no pool serves, as Karpenter simulates it, is counted with the reason:
 // the policy reads a pool's architecture and OS only (a Pod's other constraints, a zone the kwok
@@ -365,30 +368,33 @@ func runningPlatform(c *property.Case, pod *v1.Pod, platforms map[string]string)
 	return "", disagree
 }
 
-// judgePending judges an accepted Pod left Pending (see randomWithKarpenter). First by Karpenter's
-// scheduler as its provisioner runs it, with the existing Nodes (Env.Places): where it puts the
-// Pod on an existing Node, it launches nothing for it, whatever the pools serve: counted, with
-// whether that Node runs the Pod (the scheduler did not bind it there: the cluster judge judges
-// the Nodes by Kubernetes' own filters). Seen for Pods whose terms name a Node (matchFields):
-// Karpenter reads matchExpressions only, so a term that names no existing Node admits one.
+// judgePending judges an accepted Pod left Pending (see randomWithKarpenter). First as Karpenter's
+// provisioner handles it (Env.Places): a Pod it ignores (Provisioner.Validate: a term naming a
+// Node, matchFields, for one) gets nothing from it, and is counted; one its scheduler puts on an
+// existing Node gets no Node launched either: counted where that Node runs the Pod (the scheduler
+// did not bind it there: the cluster judge judges the Nodes by Kubernetes' own filters), failed
+// where it does not (the returned Pod admits, as Karpenter reads it, a Node that does not run it).
 func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod) {
 	k.placesSimulated++
 	_, placed, err := env.Places(pod)
-	if err != nil && !karpenter.IsPodError(err) {
+	var ignored karpenter.Ignored
+	switch {
+	case errors.As(err, &ignored) && hasMatchFields(pod):
+		k.pending["its terms name a Node (matchFields): Karpenter's provisioner ignores such a Pod (Provisioner.Validate)"]++
+		return
+	case errors.As(err, &ignored):
+		k.pending[err.Error()]++
+		return
+	case err != nil && !karpenter.IsPodError(err):
 		t.Fatal(err)
-	}
-	if len(placed) > 0 {
-		runs := "that runs it"
-		if !c.RunsPodOn(placed[0]) {
-			runs = "that does not run it"
-		}
-		if hasMatchFields(pod) {
-			k.pending["its terms name a Node (matchFields), which Karpenter's scheduler does not read: with the existing Nodes it puts the Pod on one "+runs+" and launches nothing"]++
-			return
-		}
-		t.Logf("Pod %s (%s %s) is Pending: Karpenter's scheduler puts it on the existing Node %s (%s, taints %v), %s; the Pod: %s, tolerations %v, nodeSelector %v",
-			pod.Name, c.Kind, owner(pod), placed[0].Name, karpenter.Platform(placed[0].Labels), placed[0].Spec.Taints, runs, affinity(pod), pod.Spec.Tolerations, pod.Spec.NodeSelector)
-		k.pending["Karpenter's scheduler, with the existing Nodes, puts it on an existing Node "+runs+" that Kubernetes' scheduler does not bind it to (they read its terms differently), and launches nothing"]++
+	case len(placed) > 0 && !c.RunsPodOn(placed[0]):
+		t.Errorf("Pod %s (%s %s) is Pending, and Karpenter's scheduler puts it on the existing Node %s (%s), which does not run it: the returned Pod admits it as Karpenter reads its terms; the Pod: %s",
+			pod.Name, c.Kind, owner(pod), placed[0].Name, karpenter.Platform(placed[0].Labels), affinity(pod))
+		return
+	case len(placed) > 0:
+		t.Logf("Pod %s (%s %s) is Pending: Karpenter's scheduler puts it on the existing Node %s (%s, taints %v), which runs it; the Pod: %s, tolerations %v, nodeSelector %v",
+			pod.Name, c.Kind, owner(pod), placed[0].Name, karpenter.Platform(placed[0].Labels), placed[0].Spec.Taints, affinity(pod), pod.Spec.Tolerations, pod.Spec.NodeSelector)
+		k.pending["Karpenter's scheduler puts it on an existing Node that runs it, which Kubernetes' scheduler does not bind it to (they read its terms differently), and launches nothing"]++
 		return
 	}
 	returned, err := env.Platforms(pod)
@@ -396,7 +402,7 @@ func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *prop
 		t.Fatal(err)
 	}
 	platform, disagree := runningPlatform(c, pod, returned)
-	if platform != "" && !hasMatchFields(pod) {
+	if platform != "" {
 		t.Errorf("Pod %s (%s %s) is Pending, but Karpenter's simulation of it launches a %s Node from NodePool %s that runs it; the Pod: %s",
 			pod.Name, c.Kind, owner(pod), platform, returned[platform], affinity(pod))
 		return
@@ -407,8 +413,6 @@ func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *prop
 	}
 	platform, disagreeOriginal := runningPlatform(c, c.Template, original)
 	switch {
-	case hasMatchFields(c.Template):
-		k.pending["its terms name a Node (matchFields): no Node Karpenter launches has that name"]++
 	case platform != "" && c.Unpinned():
 		k.pending["the policy pins nothing (images that run anywhere, or none looked up), and Karpenter launched a Node of another platform"]++
 	case platform != "":
@@ -518,13 +522,7 @@ func TestKarpenterMinValues(t *testing.T) {
 		{"pinned to amd64", []string{"amd64"}, "minValues requirement is not met for label(s) (label(s)=[kubernetes.io/arch])"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
-				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "app"}}}}
-			if tc.pinned != nil {
-				pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
-						{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: tc.pinned}}}}}}}
-			}
+			pod := pinnedPod(tc.pinned)
 			// The pool reaches Karpenter's informer-less client at once; retry briefly.
 			var claims int
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -547,7 +545,8 @@ func TestKarpenterMinValues(t *testing.T) {
 // TestKarpenterPlaces: Karpenter's scheduler with the cluster's existing Nodes (Env.Places, as its
 // provisioner runs it) puts a Pod whose terms admit an existing Node there and launches nothing,
 // whatever the Pod's images run on; on the NodePools alone (Env.Serves) it launches a Node for
-// the same Pod. A Pod pinned to arm64 gets a NodeClaim of the arm64 pool either way. Why the
+// the same Pod. A Pod pinned to arm64 gets a NodeClaim of the arm64 pool either way. A Pod whose
+// term names a Node (matchFields) is ignored by the provisioner (Provisioner.Validate). Why the
 // Pending Pods are simulated with the Nodes first, and the refusals on the pools alone (README,
 // "The control plane").
 func TestKarpenterPlaces(t *testing.T) {
@@ -572,23 +571,29 @@ func TestKarpenterPlaces(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		pinned      []string // the Pod's required architectures; nil: none
+		fields      bool     // a matchFields on the Node's name besides
 		placed      string   // the existing Node Places puts it on; "": none
 		placeClaims int      // the NodeClaims Places creates
 	}{
-		{"no pin", nil, amd64.Name, 0},
-		{"pinned to arm64", []string{"arm64"}, "", 1},
+		{"no pin", nil, false, amd64.Name, 0},
+		{"pinned to arm64", []string{"arm64"}, false, "", 1},
+		{"pinned to arm64, naming a Node", []string{"arm64"}, true, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
-				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "app"}}}}
-			if tc.pinned != nil {
-				pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-					NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
-						{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: tc.pinned}}}}}}}
+			pod := pinnedPod(tc.pinned)
+			if tc.fields {
+				terms := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+				terms[0].MatchFields = []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{"other"}}}
 			}
 			// The pool reaches Karpenter's informer-less client at once; retry briefly.
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 				claims, placed, err := env.Places(pod)
+				if tc.fields {
+					if !errors.As(err, &karpenter.Ignored{}) || len(claims)+len(placed) > 0 {
+						t.Fatalf("with matchFields: %d NodeClaims, placed on %d Nodes, error %v; want Karpenter's provisioner to ignore the Pod", len(claims), len(placed), err)
+					}
+					return
+				}
 				served, serveErr := env.Serves(pod)
 				names := make([]string, 0, len(placed))
 				for _, node := range placed {
@@ -608,6 +613,19 @@ func TestKarpenterPlaces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pinnedPod is a Pod of one container whose one required term is kubernetes.io/arch In arches (no
+// affinity for nil).
+func pinnedPod(arches []string) *v1.Pod {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "app"}}}}
+	if arches != nil {
+		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+			NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
+				{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: arches}}}}}}}
+	}
+	return pod
 }
 
 // karpenterControlPlane starts a control plane with Karpenter's CRDs and Karpenter's

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -256,17 +257,38 @@ func Counted(pool *karpv1.NodePool) bool {
 // instance types): the NodeClaims it would create for it (none when no pool serves it), and the
 // error it gives the Pod. Without the existing Nodes it says what the pools can serve: with them,
 // Karpenter puts a Pod on a Node it admits (whatever its images run on) and launches nothing.
+// Its caller leaves out the terms Karpenter does not read (matchFields).
 func (e *Env) Serves(pod *corev1.Pod) ([]*scheduling.NodeClaim, error) {
 	claims, _, err := e.solve(pod, nil)
 	return claims, err
 }
 
-// Places runs the same simulation as Karpenter's provisioner does (Provisioner.Schedule): with the
-// cluster's existing Nodes as its state has them (SyncState first), not being deleted. It returns
-// the Nodes it puts pod on, or else the NodeClaims it would create for it, and the Pod's error.
+// Places is what Karpenter's provisioner (Provisioner.Schedule) does with pod: it ignores a Pod
+// Provisioner.Validate refuses (GetPendingPods: a term with matchFields, for one), as an Ignored
+// error; else Scheduler.Solve with the cluster's existing Nodes as its state has them (SyncState
+// first), those not being deleted, and Schedule's options. It returns the NodeClaims it would
+// create for pod, the Nodes it puts pod on, and the Pod's error.
 func (e *Env) Places(pod *corev1.Pod) ([]*scheduling.NodeClaim, []*corev1.Node, error) {
-	return e.solve(pod, e.Cluster.DeepCopyNodes().Active())
+	if err := e.Provisioner.Validate(e.ctx, pod); err != nil {
+		return nil, nil, Ignored{err}
+	}
+	o := options.FromContext(e.ctx)
+	opts := []scheduling.Options{
+		scheduling.DisableReservedCapacityFallback,
+		scheduling.NumConcurrentReconciles(int(math.Ceil(float64(o.CPURequests) / 1000.0))),
+		scheduling.MinValuesPolicy(o.MinValuesPolicy),
+	}
+	if o.PreferencePolicy == options.PreferencePolicyIgnore {
+		opts = append(opts, scheduling.IgnorePreferences)
+	}
+	return e.solve(pod, e.Cluster.DeepCopyNodes().Active(), opts...)
 }
+
+// Ignored is Provisioner.Validate's error for a Pod Karpenter's provisioner does not schedule.
+type Ignored struct{ Err error }
+
+func (e Ignored) Error() string { return "ignored by Karpenter's provisioner: " + e.Err.Error() }
+func (e Ignored) Unwrap() error { return e.Err }
 
 // PodError is the error Karpenter's scheduler gives a Pod it finds no Node nor NodePool for, as
 // opposed to a failure of the simulation.
@@ -275,14 +297,14 @@ type PodError struct{ Err error }
 func (e PodError) Error() string { return e.Err.Error() }
 func (e PodError) Unwrap() error { return e.Err }
 
-// IsPodError says whether err is the Pod's (PodError), or that no NodePool counts.
+// IsPodError says whether err is the Pod's (PodError, Ignored), or that no NodePool counts.
 func IsPodError(err error) bool {
-	return errors.As(err, &PodError{}) || errors.Is(err, provisioning.ErrNodePoolsNotFound)
+	return errors.As(err, &PodError{}) || errors.As(err, &Ignored{}) || errors.Is(err, provisioning.ErrNodePoolsNotFound)
 }
 
-// solve is Scheduler.Solve for pod alone with the existing Nodes nodes: the NodeClaims it
-// creates, the Nodes it puts pod on, and the Pod's error.
-func (e *Env) solve(pod *corev1.Pod, nodes []*state.StateNode) ([]*scheduling.NodeClaim, []*corev1.Node, error) {
+// solve is Scheduler.Solve for pod alone with the existing Nodes nodes and opts: the NodeClaims
+// it creates, the Nodes it puts pod on, and the Pod's error.
+func (e *Env) solve(pod *corev1.Pod, nodes []*state.StateNode, opts ...scheduling.Options) ([]*scheduling.NodeClaim, []*corev1.Node, error) {
 	ctx := e.ctx
 	pod = pod.DeepCopy()
 	if pod.UID == "" {
@@ -291,7 +313,7 @@ func (e *Env) solve(pod *corev1.Pod, nodes []*state.StateNode) ([]*scheduling.No
 	if pod.Namespace == "" {
 		pod.Namespace = "default"
 	}
-	s, err := e.Provisioner.NewScheduler(ctx, []*corev1.Pod{pod}, nodes, nil)
+	s, err := e.Provisioner.NewScheduler(ctx, []*corev1.Pod{pod}, nodes, nil, opts...)
 	if errors.Is(err, provisioning.ErrNodePoolsNotFound) {
 		return nil, nil, err
 	}

@@ -240,14 +240,14 @@ func drawSettings(t *rapid.T, nodes []v1.Node, reg *registry.Registry) settings.
 	}
 	if chance(t, "registryMirrors", 4) {
 		// A registry host no DNS resolves, mirrored to the fixture registry; half the time Docker
-		// Hub too, so that Pods may name images by short name (spell), and otherwise with a path
-		// prefix, as a Harbor proxy project is (mirrorPrefix: no draw of its own, so that the
-		// other draws of a seed stay as they were).
+		// Hub too, so that Pods may name images by short name (spell), and otherwise a second
+		// such host mirrored with a path prefix, as a Harbor proxy project is (prefixedHost: no
+		// draw of its own, so that the other draws of a seed stay as they were).
 		s.RegistryMirrors = map[string]string{mirrorHost: reg.Addr}
 		if rapid.Bool().Draw(t, "Docker Hub mirrored") {
 			s.RegistryMirrors["docker.io"] = reg.Addr
 		} else {
-			s.RegistryMirrors[mirrorHost] = reg.Addr + "/" + mirrorPrefix
+			s.RegistryMirrors[prefixedHost] = reg.Addr + "/" + mirrorPrefix
 		}
 	}
 	if chance(t, "lookupBudgetMilliseconds", 4) {
@@ -417,13 +417,16 @@ func useImage(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 // the mirror is the fixture registry.
 const mirrorHost = "mirror.invalid"
 
-// mirrorPrefix is the path prefix of mirrorHost's mirror where Docker Hub is not mirrored: the
-// registry's gen/ repositories, so that mirror.invalid/<name> is the registry's gen/<name>.
-const mirrorPrefix = "gen"
+// prefixedHost is mirrored, where Docker Hub is not, to the fixture registry with the path prefix
+// mirrorPrefix, its gen/ repositories: prefixed.invalid/<name> is the registry's gen/<name>.
+const (
+	prefixedHost = "prefixed.invalid"
+	mirrorPrefix = "gen"
+)
 
 // spell writes the catalog image name (`repository:tag`) as Pods write references: in the
 // registry by tag (most often), by digest (the catalog's), by tag and digest, and, where the
-// settings mirror them to the registry (registryMirrors), on mirrorHost or as a Docker Hub short
+// settings mirror them to the registry (registryMirrors), on mirrorHost (or prefixedHost) or as a Docker Hub short
 // name (`repository:tag`, which is docker.io's) or, for an image the registry also keeps as an
 // official one (officialName), a single name (`name:tag`, docker.io/library/'s). The judge knows
 // each spelling for the image it names (Case.images).
@@ -449,14 +452,12 @@ func spell(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 	case "tag and digest":
 		return reg.Addr + "/" + repository + ":" + tag + "@" + digest
 	case "mirror":
-		if c.Settings.RegistryMirrors[mirrorHost] != reg.Addr+"/"+mirrorPrefix {
-			return mirrorHost + "/" + name
+		// Through the prefixed mirror where the settings have it and the image is under its
+		// prefix.
+		if rest, ok := strings.CutPrefix(name, mirrorPrefix+"/"); ok && c.Settings.RegistryMirrors[prefixedHost] != "" {
+			return prefixedHost + "/" + rest
 		}
-		if rest, ok := strings.CutPrefix(name, mirrorPrefix+"/"); ok {
-			return mirrorHost + "/" + rest
-		}
-		// An image outside the prefix has no name on the mirror: by tag.
-		return reg.Ref(name)
+		return mirrorHost + "/" + name
 	case "short name":
 		return name
 	case "single name":

@@ -172,7 +172,7 @@ const (
 	// (docker.io mirrored), or an index that nests indexes (spell, imagePool).
 	checkByDigest = "references by digest"
 	checkMirrored = "references through registryMirrors"
-	// checkMirrorPrefix: checkMirrored where the mirror has a path prefix (mirrorPrefix).
+	// checkMirrorPrefix: checkMirrored through the mirror with a path prefix (prefixedHost).
 	checkMirrorPrefix = "references through a registryMirrors path prefix"
 	checkShortName    = "Docker Hub short names (mirrored)"
 	// checkSingleName: a case judged whose Pod names an image by a single name
@@ -321,9 +321,8 @@ func (c *Case) references(v Verdict) []string {
 			out = appendNew(out, checkByDigest)
 		case first == mirrorHost:
 			out = appendNew(out, checkMirrored)
-			if strings.Contains(c.Settings.RegistryMirrors[mirrorHost], "/") {
-				out = appendNew(out, checkMirrorPrefix)
-			}
+		case first == prefixedHost:
+			out = appendNew(appendNew(out, checkMirrored), checkMirrorPrefix)
 		case c.Settings.RegistryMirrors["docker.io"] != "" && !strings.Contains(ref, "/"):
 			out = appendNew(out, checkSingleName)
 		case c.Settings.RegistryMirrors["docker.io"] != "" && !strings.ContainsAny(first, ".:"):
@@ -684,7 +683,11 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			// read: Karpenter serves the Pod with its architecture and OS constraints alone),
 			// failed otherwise.
 			v.judged(checkDPoolsNone)
-			if notOffered(c, decided, matches, known, builds) {
+			none, err := notOffered(c, decided, matches, known, builds)
+			if err != nil {
+				return v, err
+			}
+			if none {
 				v.Pools = poolsNotOffered
 				break
 			}
@@ -987,10 +990,11 @@ func servedWithoutNodePools(c *Case, oses []string, matches func(*v1.Node) (bool
 // (the kubelet of every node a pool launches sets them, platformNodes) and every image runs on; where
 // some are, a Pod kept to that pool, OS and those architectures (the pin's shape), tolerating
 // every taint, gets no Node from Karpenter's scheduler. The cloud offers none (the kwok provider
-// has amd64 and arm64 only, of instance families c, m and s), which the policy cannot know.
-func notOffered(c *Case, oses []string, matches func(*v1.Node) (bool, error), known []image, builds bool) bool {
+// has amd64 and arm64 only, of instance families c, m and s), which the policy cannot know. A
+// failed simulation is the error.
+func notOffered(c *Case, oses []string, matches func(*v1.Node) (bool, error), known []image, builds bool) (bool, error) {
 	if karpenterEnv == nil {
-		return false
+		return false, nil
 	}
 	tried := false
 	for _, pool := range c.counted() {
@@ -1016,12 +1020,13 @@ func notOffered(c *Case, oses []string, matches func(*v1.Node) (bool, error), kn
 				Tolerations: []v1.Toleration{{Operator: v1.TolerationOpExists}},
 				Containers:  []v1.Container{{Name: "c", Image: "bare"}}}}
 			bare = keptTo(bare, map[string]string{osLabel: o, poolLabel: pool.Name}, nil, arches)
-			if launched, err := karpenterEnv.Platforms(bare); err != nil || len(launched) > 0 {
-				return false
+			launched, err := karpenterEnv.Platforms(bare)
+			if err != nil || len(launched) > 0 {
+				return false, err
 			}
 		}
 	}
-	return tried
+	return tried, nil
 }
 
 // archAndOSOnly is pod with only its constraints on the architecture and OS labels (stable and

@@ -279,3 +279,31 @@ func sameSet(got, want []string) bool {
 	slices.Sort(want)
 	return slices.Equal(slices.Compact(got), slices.Compact(want))
 }
+
+// TestReferences: the reference checks a judged case counts, by how its Pod spells its images.
+func TestReferences(t *testing.T) {
+	mirrored := settings.Settings{RegistryMirrors: map[string]string{mirrorHost: "127.0.0.1:5000", prefixedHost: "127.0.0.1:5000/gen"}}
+	hub := settings.Settings{RegistryMirrors: map[string]string{mirrorHost: "127.0.0.1:5000", "docker.io": "127.0.0.1:5000"}}
+	for _, tc := range []struct {
+		name     string
+		settings settings.Settings
+		image    string
+		judged   []string
+		want     []string
+	}{
+		{"by tag", mirrored, "127.0.0.1:5000/gen/linux-amd64:1.0", []string{checkB}, nil},
+		{"by digest", mirrored, "127.0.0.1:5000/gen/linux-amd64@sha256:" + strings.Repeat("a", 64), []string{checkB}, []string{checkByDigest}},
+		{"through the mirror", mirrored, "mirror.invalid/gen/linux-amd64:1.0", []string{checkD}, []string{checkMirrored}},
+		{"through the prefixed mirror", mirrored, "prefixed.invalid/linux-amd64:1.0", []string{checkC}, []string{checkMirrored, checkMirrorPrefix}},
+		{"a short name", hub, "gen/linux-amd64:1.0", []string{checkB}, []string{checkShortName}},
+		{"a single name", hub, "linux-amd64:1.0", []string{checkB}, []string{checkSingleName}},
+		{"not judged where it runs", mirrored, "prefixed.invalid/linux-amd64:1.0", []string{checkTolerations}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Case{Settings: tc.settings, Template: &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: tc.image}}}}}
+			if got := c.references(Verdict{Judged: tc.judged}); !slices.Equal(got, tc.want) {
+				t.Errorf("references() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -46,6 +46,7 @@ func TestTallyMinimums(t *testing.T) {
 		{name: "no reference but by tag, no nested index", verdicts: []Verdict{refused,
 			{Patched: true, Judged: []string{checkA, checkD, checkB, checkC}}, {Judged: []string{checkD, checkB, checkC}}},
 			missed: []string{"references by digest judged in 0", "references through registryMirrors judged in 0",
+				"references through a registryMirrors path prefix judged in 0",
 				"Docker Hub short names judged in 0", "indexes that nest indexes judged in 0", "lookup failures judged in 0",
 				"templates under validate judged in 0"},
 			reached: []string{"a. judged", "b. judged in", "c. judged in", "d. judged in", "refusals' message judged"}},
