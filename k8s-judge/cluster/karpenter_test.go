@@ -319,7 +319,7 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 	sort.Strings(platforms)
 	report.Line("k8s-e2e-karpenter", "%d workloads and Pods applied, %d created, %d refused; Pods %d, bound %d (to Nodes Karpenter launched: %d), pending %d; Karpenter launched %d Nodes: %v",
 		count, n.created, n.refused, n.pods, n.bound, k.boundLaunched, n.pending, len(launched), platforms)
-	report.Line("k8s-e2e-karpenter", "refusals simulated by Karpenter: %d, of which a NodePool would launch a Node that runs the Pod %d (decided by the settings: %d); accepted Pods Pending %d, as Karpenter simulates them (with the existing Nodes, then the NodePools alone): %v",
+	report.Line("k8s-e2e-karpenter", "refusals simulated by Karpenter: %d, of which a NodePool would launch a Node that runs the Pod %d (decided by the settings: %d); accepted Pods Pending %d, as Karpenter's provisioner handles them (Env.Places), then as its scheduler simulates them on the NodePools alone: %v",
 		k.refusalsSimulated, k.refusalsPoolRuns, k.refusalsDecided, k.placesSimulated, pending)
 	k.assertMinimums(t, n, len(launched))
 }
@@ -330,7 +330,8 @@ type karpenterCounts struct {
 	pending                                              map[string]int
 	boundLaunched                                        int
 	refusalsSimulated, refusalsPoolRuns, refusalsDecided int
-	// placesSimulated: Pending Pods simulated with the existing Nodes (judgePending).
+	// placesSimulated: Pending Pods judged by what Karpenter's provisioner does with them
+	// (judgePending: Env.Places, which ignores some).
 	placesSimulated int
 }
 
@@ -370,10 +371,12 @@ func runningPlatform(c *property.Case, pod *v1.Pod, platforms map[string]string)
 
 // judgePending judges an accepted Pod left Pending (see randomWithKarpenter). First as Karpenter's
 // provisioner handles it (Env.Places): a Pod it ignores (Provisioner.Validate: a term naming a
-// Node, matchFields, for one) gets nothing from it, and is counted; one its scheduler puts on an
-// existing Node gets no Node launched either: counted where that Node runs the Pod (the scheduler
-// did not bind it there: the cluster judge judges the Nodes by Kubernetes' own filters), failed
-// where it does not (the returned Pod admits, as Karpenter reads it, a Node that does not run it).
+// Node, matchFields, for one) gets nothing from it, and is counted, unless it ignores the Pod as
+// returned only (failed: the policy's edit did that); one its scheduler puts on an existing Node
+// gets no Node launched either: counted where that Node runs the Pod (the scheduler did not bind
+// it there: the cluster judge judges the Nodes by Kubernetes' own filters) or the policy pinned
+// nothing, failed otherwise (the returned Pod admits, as Karpenter reads it, a Node that does not
+// run it).
 func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod) {
 	k.placesSimulated++
 	_, placed, err := env.Places(pod)
@@ -383,10 +386,18 @@ func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *prop
 		k.pending["its terms name a Node (matchFields): Karpenter's provisioner ignores such a Pod (Provisioner.Validate)"]++
 		return
 	case errors.As(err, &ignored):
-		k.pending[err.Error()]++
+		if original := env.Validate(c.Template); original == nil {
+			t.Errorf("Pod %s (%s %s) is Pending: Karpenter's provisioner ignores it as returned (%v), not as applied; the Pod: %s",
+				pod.Name, c.Kind, owner(pod), err, affinity(pod))
+			return
+		}
+		k.pending["Karpenter's provisioner ignores the Pod, as applied too (Provisioner.Validate)"]++
 		return
 	case err != nil && !karpenter.IsPodError(err):
 		t.Fatal(err)
+	case len(placed) > 0 && !c.RunsPodOn(placed[0]) && c.Unpinned():
+		k.pending["the policy pins nothing (images that run anywhere, or none looked up), and Karpenter's scheduler puts it on an existing Node that does not run it"]++
+		return
 	case len(placed) > 0 && !c.RunsPodOn(placed[0]):
 		t.Errorf("Pod %s (%s %s) is Pending, and Karpenter's scheduler puts it on the existing Node %s (%s), which does not run it: the returned Pod admits it as Karpenter reads its terms; the Pod: %s",
 			pod.Name, c.Kind, owner(pod), placed[0].Name, karpenter.Platform(placed[0].Labels), affinity(pod))
@@ -452,8 +463,9 @@ func (k *karpenterCounts) judgeRefusal(t *testing.T, env *karpenter.Env, r refus
 		c.Kind, r.name, platform, platforms[platform], r.message, affinity(c.Template))
 }
 
-// hasMatchFields says whether pod's required terms name Nodes (matchFields): Karpenter simulates
-// matchExpressions only, and a Node it launches has a name of its own.
+// hasMatchFields says whether pod's required terms name Nodes (matchFields): Karpenter's
+// provisioner ignores such a Pod (Provisioner.Validate), and its scheduler's simulation reads
+// matchExpressions only.
 func hasMatchFields(pod *v1.Pod) bool {
 	a := pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {

@@ -257,20 +257,23 @@ func Counted(pool *karpv1.NodePool) bool {
 // instance types): the NodeClaims it would create for it (none when no pool serves it), and the
 // error it gives the Pod. Without the existing Nodes it says what the pools can serve: with them,
 // Karpenter puts a Pod on a Node it admits (whatever its images run on) and launches nothing.
-// Its caller leaves out the terms Karpenter does not read (matchFields).
+// The scheduler's simulation reads no matchFields (the provisioner ignores a Pod with any: Places);
+// its callers decide what a term naming a Node means.
 func (e *Env) Serves(pod *corev1.Pod) ([]*scheduling.NodeClaim, error) {
 	claims, _, err := e.solve(pod, nil)
 	return claims, err
 }
 
-// Places is what Karpenter's provisioner (Provisioner.Schedule) does with pod: it ignores a Pod
-// Provisioner.Validate refuses (GetPendingPods: a term with matchFields, for one), as an Ignored
-// error; else Scheduler.Solve with the cluster's existing Nodes as its state has them (SyncState
-// first), those not being deleted, and Schedule's options. It returns the NodeClaims it would
-// create for pod, the Nodes it puts pod on, and the Pod's error.
+// Places is what Karpenter's provisioner (Provisioner.Schedule) does with pod, a Pending Pod it
+// would list (GetProvisionablePods: marked unschedulable, nominated nowhere, no DaemonSet's: its
+// callers' to ensure): it ignores a Pod Validate refuses, as an Ignored error; else
+// Scheduler.Solve for pod alone (Schedule solves every Pending Pod at once) with the cluster's
+// existing Nodes as its state has them (SyncState first), those not being deleted, and Schedule's
+// options. It returns the NodeClaims it would create for pod, the Nodes it puts pod on, and the
+// Pod's error.
 func (e *Env) Places(pod *corev1.Pod) ([]*scheduling.NodeClaim, []*corev1.Node, error) {
-	if err := e.Provisioner.Validate(e.ctx, pod); err != nil {
-		return nil, nil, Ignored{err}
+	if err := e.Validate(pod); err != nil {
+		return nil, nil, err
 	}
 	o := options.FromContext(e.ctx)
 	opts := []scheduling.Options{
@@ -282,6 +285,17 @@ func (e *Env) Places(pod *corev1.Pod) ([]*scheduling.NodeClaim, []*corev1.Node, 
 		opts = append(opts, scheduling.IgnorePreferences)
 	}
 	return e.solve(pod, e.Cluster.DeepCopyNodes().Active(), opts...)
+}
+
+// Validate is Provisioner.Validate, as GetPendingPods calls it: its refusal of pod (a term with
+// matchFields, for one) as an Ignored error; an API or context error as it is.
+func (e *Env) Validate(pod *corev1.Pod) error {
+	err := e.Provisioner.Validate(e.ctx, pod)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		apierrors.ReasonForError(err) != metav1.StatusReasonUnknown {
+		return err
+	}
+	return Ignored{err}
 }
 
 // Ignored is Provisioner.Validate's error for a Pod Karpenter's provisioner does not schedule.

@@ -413,8 +413,8 @@ func useImage(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 	return ref
 }
 
-// mirrorHost is the registry host of registryMirrors' first entry: no DNS resolves it (.invalid),
-// the mirror is the fixture registry.
+// mirrorHost is a registry host registryMirrors maps to the fixture registry: no DNS resolves it
+// (.invalid).
 const mirrorHost = "mirror.invalid"
 
 // prefixedHost is mirrored, where Docker Hub is not, to the fixture registry with the path prefix
@@ -426,10 +426,11 @@ const (
 
 // spell writes the catalog image name (`repository:tag`) as Pods write references: in the
 // registry by tag (most often), by digest (the catalog's), by tag and digest, and, where the
-// settings mirror them to the registry (registryMirrors), on mirrorHost (or prefixedHost) or as a Docker Hub short
-// name (`repository:tag`, which is docker.io's) or, for an image the registry also keeps as an
-// official one (officialName), a single name (`name:tag`, docker.io/library/'s). The judge knows
-// each spelling for the image it names (Case.images).
+// settings mirror them to the registry (registryMirrors), on mirrorHost (prefixedHost for one
+// under gen/ where the settings have it) or as a Docker Hub short name (`repository:tag`, which
+// is docker.io's) or, for an image the registry also keeps as an official one (officialName), a
+// single name (`name:tag`, docker.io/library/'s). The judge knows each spelling for the image it
+// names (Case.images).
 func spell(t *rapid.T, c *Case, reg *registry.Registry, name string) string {
 	repository, tag, _ := strings.Cut(name, ":")
 	digest := reg.Catalog[name].Digest

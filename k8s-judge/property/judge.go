@@ -167,9 +167,10 @@ const (
 	// checkPreferencesAdded: checkPreferences on a Pod the policy added preferred terms to.
 	checkPreferencesAdded = "preferences, added"
 	// checkByDigest, checkMirrored, checkShortName, checkNestedIndex: a case judged (b., c., d.
-	// or the lookup checks) whose Pod names an image by digest (or tag and digest), on the
-	// registry host registryMirrors maps to the fixture registry, by a Docker Hub short name
-	// (docker.io mirrored), or an index that nests indexes (spell, imagePool).
+	// or the lookup checks) whose Pod names an image by digest (or tag and digest), on a
+	// registry host registryMirrors maps to the fixture registry (mirrorHost, prefixedHost),
+	// by a Docker Hub short name (docker.io mirrored), or an index that nests indexes (spell,
+	// imagePool).
 	checkByDigest = "references by digest"
 	checkMirrored = "references through registryMirrors"
 	// checkMirrorPrefix: checkMirrored through the mirror with a path prefix (prefixedHost).

@@ -293,7 +293,7 @@ func TestReferences(t *testing.T) {
 	}{
 		{"by tag", mirrored, "127.0.0.1:5000/gen/linux-amd64:1.0", []string{checkB}, nil},
 		{"by digest", mirrored, "127.0.0.1:5000/gen/linux-amd64@sha256:" + strings.Repeat("a", 64), []string{checkB}, []string{checkByDigest}},
-		{"through the mirror", mirrored, "mirror.invalid/gen/linux-amd64:1.0", []string{checkD}, []string{checkMirrored}},
+		{"through the mirror", mirrored, "mirror.invalid/multi/amd64-arm64:1.0", []string{checkD}, []string{checkMirrored}},
 		{"through the prefixed mirror", mirrored, "prefixed.invalid/linux-amd64:1.0", []string{checkC}, []string{checkMirrored, checkMirrorPrefix}},
 		{"a short name", hub, "gen/linux-amd64:1.0", []string{checkB}, []string{checkShortName}},
 		{"a single name", hub, "linux-amd64:1.0", []string{checkB}, []string{checkSingleName}},

@@ -163,7 +163,9 @@ const poolLabel = "karpenter.sh/nodepool"
 // karpenter.Env.Platforms: each required term alone, the pools' weights, requirements, taints,
 // minValues and limits, the kwok instance types and offerings) launches for pod from c's
 // NodePools, each with the pool. A term that names a Node (matchFields In) is left out: no Node
-// Karpenter launches has that name.
+// Karpenter launches has that name. Karpenter's provisioner ignores a Pod with any matchFields
+// (Provisioner.Validate, as the control plane's karpenter.Env.Places calls it), which neither the
+// policy nor this simulation does (k8s-judge/README.md, "Not drawn or not judged").
 //
 //   - pinned (the original Pod, d. by Karpenter): for each OS the kwok provider offers, pod kept
 //     to it and to the architectures its images run on there (the catalog), as a pin keeps it (a

@@ -63,8 +63,8 @@ const (
 	minShareByDigest       = 0.24
 	minShareMirrored       = 0.047
 	minShareShortName      = 0.02
-	// Through a mirror's path prefix (prefixedHost): 3.4%, 3.1%, 4.9% (through registryMirrors,
-	// with it: 9.3%, 9.6%, 10.7%).
+	// Through a mirror's path prefix (prefixedHost): 3.4%, 3.1%, 4.9%. Through registryMirrors
+	// since prefixedHost is drawn: 9.3%, 9.6%, 10.7%.
 	minShareMirrorPrefix = 0.015
 	minShareNestedIndex  = 0.03
 	// Docker Hub single names (library/ copies in the registry; 2,000-case runs of RAPID_SEED 1
