@@ -514,16 +514,8 @@ func (k *karpenterCounts) assertMinimums(t *testing.T, n counts, launched int) {
 // requirement is not met"). The policy counts such a pool only for a Pod whose images run on both
 // (docs/karpenter.md): this records the fact that rule follows.
 func TestKarpenterMinValues(t *testing.T) {
-	if os.Getenv("K8S_E2E_SETTINGS") != "karpenter" {
-		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")
-	}
-	ctx := context.Background()
-	_, env := karpenterControlPlane(ctx, t)
-	pool := karpenter.Pool{Name: "amd64-and-arm64", Requirements: []v1.NodeSelectorRequirement{
-		{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}}, ArchitectureMinValues: 2}
-	if err := karpenter.CreatePool(ctx, env.Client, pool); err != nil {
-		t.Fatal(err)
-	}
+	_, env := poolControlPlane(t, karpenter.Pool{Name: "amd64-and-arm64", Requirements: []v1.NodeSelectorRequirement{
+		{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}}, ArchitectureMinValues: 2})
 	for _, tc := range []struct {
 		name   string
 		pinned []string // the Pod's required architectures; nil: none
@@ -562,17 +554,10 @@ func TestKarpenterMinValues(t *testing.T) {
 // Pending Pods are simulated with the Nodes first, and the refusals on the pools alone (README,
 // "The control plane").
 func TestKarpenterPlaces(t *testing.T) {
-	if os.Getenv("K8S_E2E_SETTINGS") != "karpenter" {
-		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")
-	}
-	ctx := context.Background()
-	cp, env := karpenterControlPlane(ctx, t)
-	pool := karpenter.Pool{Name: "arm64", Requirements: []v1.NodeSelectorRequirement{
+	cp, env := poolControlPlane(t, karpenter.Pool{Name: "arm64", Requirements: []v1.NodeSelectorRequirement{
 		{Key: v1.LabelArchStable, Operator: v1.NodeSelectorOpIn, Values: []string{"arm64"}},
-		{Key: v1.LabelOSStable, Operator: v1.NodeSelectorOpIn, Values: []string{"linux"}}}}
-	if err := karpenter.CreatePool(ctx, env.Client, pool); err != nil {
-		t.Fatal(err)
-	}
+		{Key: v1.LabelOSStable, Operator: v1.NodeSelectorOpIn, Values: []string{"linux"}}}})
+	ctx := context.Background()
 	amd64 := nodes()[0]
 	if err := cp.CreateNode(ctx, amd64); err != nil {
 		t.Fatal(err)
@@ -625,6 +610,21 @@ func TestKarpenterPlaces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// poolControlPlane skips t unless K8S_E2E_SETTINGS=karpenter, else starts a control plane with
+// Karpenter's provisioner (karpenterControlPlane) and pool, its one NodePool.
+func poolControlPlane(t *testing.T, pool karpenter.Pool) (*controlplane.ControlPlane, *karpenter.Env) {
+	t.Helper()
+	if os.Getenv("K8S_E2E_SETTINGS") != "karpenter" {
+		t.Skip("K8S_E2E_SETTINGS=karpenter runs it")
+	}
+	ctx := context.Background()
+	cp, env := karpenterControlPlane(ctx, t)
+	if err := karpenter.CreatePool(ctx, env.Client, pool); err != nil {
+		t.Fatal(err)
+	}
+	return cp, env
 }
 
 // pinnedPod is a Pod of one container whose one required term is kubernetes.io/arch In arches (no
