@@ -417,6 +417,57 @@ fn a_gated_pod_whose_pin_would_split_its_terms_looks_each_new_image_up_once() {
 }
 
 #[test]
+fn a_gated_pod_whose_terms_admit_none_of_a_new_images_builds_is_not_pinned_to_no_node() {
+    // Pinned at creation to Linux, or Windows builds 10.0.17763 and 10.0.26100; `kubectl debug`
+    // adds an image built for Windows 10.0.20348 only. Pinned as on CREATE, each term would admit
+    // no node (k8s-judge's property, RAPID_SEED=12002119307861415192, the case alone): refused
+    // for the builds (no image runs on Linux), or accepted unchanged with a warning.
+    let windows_builds = json!({"key": "node.kubernetes.io/windows-build", "operator": "In",
+        "values": ["10.0.17763", "10.0.26100"]});
+    let os = |os: &str| json!({"key": "kubernetes.io/os", "operator": "In", "values": [os]});
+    let old = pod(
+        &["multi:1"],
+        json!({"schedulingGates": [{"name": "example.com/wait"}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [os("linux")]},
+                    {"matchExpressions": [windows_builds, os("windows")]}]}}}}),
+    );
+    let new = debugged(&old, "ghcr.io/org/win-20348:1");
+    let mut registry = FixtureRegistry::new();
+    let body = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "digest": "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+            "size": 500, "platform": {"architecture": "amd64", "os": "windows", "os.version": "10.0.20348.2700"}}]});
+    registry.index("ghcr.io/org/win-20348:1", &body.to_string());
+    let base = json!({"schedulableArchitectures": ["amd64"], "pinWindowsBuild": true,
+        "clusterOperatingSystems": ["linux", "windows"]});
+    let mut accept = base.clone();
+    accept["onNoCommonArchitecture"] = json!("accept");
+    let [rejected, accepted] = [base, accept].map(|json| {
+        run_subresource(
+            &mut registry,
+            &mut FixtureCluster::default(),
+            "Pod",
+            "UPDATE",
+            "ephemeralcontainers",
+            &new,
+            &old,
+            &settings(json),
+        )
+    });
+    let message =
+        "image-arch-affinity: the Pod's node affinity admits no Windows node of its images' \
+        OS builds: 10.0.20348 (node.kubernetes.io/windows-build; setting pinWindowsBuild)";
+    assert_eq!(rejected.rejection(), message);
+    assert_eq!(rejected.calls, [lookup("ghcr.io/org/win-20348:1")]);
+    assert_eq!(accepted.patch, None);
+    assert_eq!(
+        accepted.decision.warnings,
+        [format!("{message} (accepted without an architecture constraint: setting onNoCommonArchitecture: accept)")]
+    );
+}
+
+#[test]
 fn a_new_image_that_constrains_no_platform_is_accepted_whatever_the_pods_terms() {
     // Its only term matches no node (zone a and zone b); the new image is WebAssembly only:
     // nothing is known against the Pod, which stays where it is (k8s-judge's property,

@@ -47,19 +47,25 @@ pub(super) fn settle(
         true => others,
         false => &[],
     };
-    let mut plans: Vec<Plan> = others
-        .iter()
-        .filter_map(|(other, schedulable)| {
-            plan(
-                pod,
-                facts,
-                &other.constraints,
-                &other.image_common,
-                schedulable,
-            )
-            .ok()
-        })
-        .collect();
+    let (mut plans, mut refused) = (Vec::new(), Vec::new());
+    for (other, schedulable) in others {
+        match plan(
+            pod,
+            facts,
+            &other.constraints,
+            &other.image_common,
+            schedulable,
+        ) {
+            Ok(plan) => plans.push(plan),
+            Err(refusal) => refused.push(refusal),
+        }
+    }
+    // Where no image runs on the Pod's own OS, the reason another OS it may run on refused it
+    // after its constraints admitted some architecture there (a Windows build) says more.
+    let first = match (first, refused.into_iter().find(|(_, late)| *late)) {
+        (Err(_), Some(late)) if facts.own_os_refusal.is_some() => Err(late),
+        (first, _) => first,
+    };
     match first {
         Ok(first) => plans.insert(0, first),
         Err((refusal, late)) if plans.is_empty() => {
@@ -200,7 +206,7 @@ pub(super) fn plan<'a>(
         return Err((refusal, false));
     }
     let builds = if settings.pin_windows_build && constraints.os == "windows" {
-        windows_build_pin(facts, &finally, schedulable).map_err(|r| (r, true))?
+        windows_build_pin(facts, constraints, &finally, schedulable).map_err(|r| (r, true))?
     } else {
         None
     };

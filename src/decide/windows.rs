@@ -3,6 +3,7 @@
 
 use crate::message::{self, Refusal};
 use crate::platform::{self, Architectures};
+use crate::read::constraint::Constraints;
 use crate::read::nodes::{self, Builds, Schedulable};
 use crate::read::resolve::ImagePlatforms;
 
@@ -10,9 +11,11 @@ use super::facts::Facts;
 
 /// Step 7: the Windows OS builds to pin a Windows Pod to (`pinWindowsBuild`): those every image
 /// has, cut to those the cluster's Windows Nodes report with `readNodes`; the error is the
-/// refusal when they share none, or no Node has one.
+/// refusal when they share none, no Node has one, or (before admission) the Pod's own
+/// `constraints` admit none of them: pinned, it would admit no node at all.
 pub(super) fn windows_build_pin(
     facts: &Facts,
+    constraints: &Constraints,
     finally: &Architectures,
     schedulable: &Schedulable,
 ) -> Result<Option<Architectures>, Refusal> {
@@ -20,19 +23,29 @@ pub(super) fn windows_build_pin(
     let Some(builds) = windows_builds(&facts.known, finally, subject)? else {
         return Ok(None);
     };
-    let Some(nodes) = schedulable.nodes.as_deref() else {
-        return Ok(Some(builds));
+    let pin = match schedulable.nodes.as_deref() {
+        None => builds,
+        Some(nodes) => match nodes::windows_builds(nodes, finally, &builds, &schedulable.pools) {
+            Builds::Covered => return Ok(None),
+            Builds::Pin(found) => found,
+            Builds::Absent {
+                reported,
+                unlabelled,
+            } => {
+                return Err(message::absent_builds(
+                    &builds, &reported, unlabelled, finally, subject,
+                ))
+            }
+        },
     };
-    match nodes::windows_builds(nodes, finally, &builds, &schedulable.pools) {
-        Builds::Covered => Ok(None),
-        Builds::Pin(found) => Ok(Some(found)),
-        Builds::Absent {
-            reported,
-            unlabelled,
-        } => Err(message::absent_builds(
-            &builds, &reported, unlabelled, finally, subject,
-        )),
+    // After admission the pin is never written: `after::judge` refuses where it would add one.
+    let admitted = constraints
+        .admits_where(platform::WINDOWS_BUILD_LABEL, &pin)
+        .among(finally);
+    if admitted.is_empty() && !facts.subject.after_admission {
+        return Err(message::builds_not_admitted(&pin, subject));
     }
+    Ok(Some(pin))
 }
 
 /// The Windows OS builds (`major.minor.build`) that every known image has a build for on one of

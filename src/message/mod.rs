@@ -16,9 +16,9 @@ pub(crate) use self::bound::{
 pub(crate) use self::lookup::{fallback, fallback_unfit, Failure};
 pub(crate) use self::naming::{labelled, left_out, named};
 pub(crate) use self::refusal::{
-    absent_builds, bad_preferred_annotation, built_for, daemon_set, daemon_set_os_not_in_cluster,
-    daemon_set_other_os, explain, no_common_architecture, no_common_build, no_node_os,
-    no_schedulable, os_not_in_cluster,
+    absent_builds, bad_preferred_annotation, builds_not_admitted, built_for, daemon_set,
+    daemon_set_os_not_in_cluster, daemon_set_other_os, explain, no_common_architecture,
+    no_common_build, no_node_os, no_schedulable, os_not_in_cluster,
 };
 pub(crate) use self::text::Refusal;
 pub use self::text::PREFIX;

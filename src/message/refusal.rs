@@ -202,6 +202,18 @@ pub(crate) fn no_common_build(subject: &str, each: &[String]) -> Refusal {
     )
 }
 
+/// The Pod's own constraints admit no Windows node of a build its images share (`builds`): its
+/// terms name other builds (`node.kubernetes.io/windows-build`).
+pub(crate) fn builds_not_admitted(builds: &Architectures, subject: &str) -> Refusal {
+    Refusal::new(
+        format!(
+            "{PREFIX}: the {subject}'s node affinity admits no Windows node of its images' OS builds: "
+        ),
+        platform::join(builds, ", "),
+        " (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+    )
+}
+
 /// No Windows Node of the architectures the Pod may run on reports a build its images share
 /// (`builds`): the rejection message, naming the builds the Nodes report.
 pub(crate) fn absent_builds(

@@ -384,6 +384,19 @@ impl Constraints {
         }
     }
 
+    /// The architectures of the nodes the Pod admits whose label `key` has one of `values`: what
+    /// it admits once every term is given `key In values` (a pin on a label other than the
+    /// architecture and the OS, such as the Windows build).
+    pub fn admits_where(&self, key: &str, values: &Architectures) -> Admits {
+        let mut narrowed = self.clone();
+        narrowed.selector.push(Requirement {
+            key: key.to_string(),
+            field: false,
+            test: Test::In(values.iter().cloned().collect()),
+        });
+        narrowed.admits()
+    }
+
     /// The architectures the nodeSelector alone admits.
     pub fn selector_admits(&self) -> Admits {
         self.conjunction(&self.selector, &[])
