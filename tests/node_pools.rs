@@ -681,3 +681,57 @@ fn min_values_count_the_architectures_the_pod_admits_on_nodes_with_the_beta_labe
          that admit, and whose images run on, more of their architectures (minValues on kubernetes.io/arch))"
     );
 }
+
+#[test]
+fn a_pod_karpenter_ignores_is_served_by_no_node_pool() {
+    // Karpenter's provisioner ignores a Pod with matchFields, or a requirement on
+    // kubernetes.io/hostname (Provisioner.Validate): an arm64 NodePool creates no node for it,
+    // so an arm64-only Pod that no Node runs is refused, naming why (k8s-judge's control plane,
+    // karpenter.Env.Places: such Pods stayed Pending).
+    let mut cluster = amd64_cluster(vec![node_pool("graviton", arch(&["arm64"]), json!([]))]);
+    let names = |expression: Value| {
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [expression]}}}})
+    };
+    let fields = names(json!({"matchFields": [
+        {"key": "metadata.name", "operator": "NotIn", "values": ["amd-1"]}]}));
+    let hostname = json!({"nodeSelector": {"kubernetes.io/hostname": "arm-1"}});
+    for (spec, reason) in [
+        (fields, "a required node affinity term with matchFields"),
+        (
+            hostname,
+            "a requirement on kubernetes.io/hostname or on a karpenter.sh label",
+        ),
+    ] {
+        let arm = pod(&["ghcr.io/org/arm64-only:1"], spec);
+        let r = node_aware(&mut cluster, &arm, json!({}));
+        assert_eq!(
+            r.rejection(),
+            format!(
+                "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+                 (setting readNodes: linux Nodes found of amd64; Karpenter NodePools can create arm64 nodes, \
+                 but none for this Pod: Karpenter's provisioner ignores a Pod with {reason})"
+            )
+        );
+    }
+    // Karpenter's well-known labels of its domain are read: the pool serves the Pod.
+    let selected = pod(
+        &["ghcr.io/org/arm64-only:1"],
+        json!({"nodeSelector": {"karpenter.sh/capacity-type": "spot"}}),
+    );
+    node_aware(&mut cluster, &selected, json!({}))
+        .assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    // Its images run on amd64 too: pinned to amd64, off the nodes the pool creates for other
+    // Pods, which the scheduler may give it.
+    let multi = pod(
+        &["ghcr.io/org/amd64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/hostname": "amd-1"}}),
+    );
+    node_aware(&mut cluster, &multi, json!({})).assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}}}
+    ]));
+}

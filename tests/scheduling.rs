@@ -753,18 +753,22 @@ fn unwrap<'a>(kind: &str, object: &'a Value) -> &'a Value {
     }
 }
 
-fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(), TestCaseError> {
-    bump(&counts.cases);
-    let spec = &case.pod["spec"];
-    let has_named_node_term = spec["affinity"]["nodeAffinity"]
-        ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+/// Whether a required node affinity term of `pod` has matchFields (a named-node term).
+fn has_fields_term(pod: &Value) -> bool {
+    pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"]
         .as_array()
         .is_some_and(|terms| {
             terms
                 .iter()
                 .any(|t| t["matchFields"].as_array().is_some_and(|f| !f.is_empty()))
-        });
-    if has_named_node_term {
+        })
+}
+
+fn check(case: &Case, kind: &str, nodes: &[Node], counts: &Counts) -> Result<(), TestCaseError> {
+    bump(&counts.cases);
+    let spec = &case.pod["spec"];
+    if has_fields_term(&case.pod) {
         bump(&counts.named_node);
     }
     let settings = common::settings(case.settings.clone());
@@ -1552,6 +1556,9 @@ struct NodeCounts {
     /// Of those, the clusters left out: the copies of its NodePools create other architectures
     /// for the Pod on the other OS.
     unequal_node_pools: Cell<usize>,
+    /// Cases judged without the Pod's matchFields: Karpenter's provisioner ignores such a Pod,
+    /// and NodePools create nodes (for other Pods, not for it: no single list states that).
+    ignored_by_karpenter: Cell<usize>,
     cases: Cell<usize>,
     rejected: Cell<usize>,
     mutated: Cell<usize>,
@@ -1570,6 +1577,36 @@ fn check_node_aware(
     if case.exempt.is_some() {
         return Ok(());
     }
+    // Karpenter's provisioner ignores a Pod with matchFields (docs/karpenter.md): its NodePools
+    // serve it nothing, but it is kept off their architectures its images do not run on, as nodes
+    // they create for other Pods may take it. No schedulableArchitectures states both: where
+    // NodePools create nodes, the Pod is judged without its matchFields (counted; a term left
+    // with nothing matches no node). tests/node_pools.rs has the Pods Karpenter ignores.
+    let stripped;
+    let pools_create = OSES.iter().any(|o| {
+        !cluster
+            .node_pool_architectures(o, &case.pod, &case.settings)
+            .is_empty()
+    });
+    let case = match pools_create && has_fields_term(&case.pod) {
+        true => {
+            bump(&counts.ignored_by_karpenter);
+            let mut pod = case.pod.clone();
+            let terms = &mut pod["spec"]["affinity"]["nodeAffinity"]
+                ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+            for term in terms.as_array_mut().into_iter().flatten() {
+                if let Some(term) = term.as_object_mut() {
+                    term.remove("matchFields");
+                }
+            }
+            stripped = Case {
+                pod,
+                ..case.clone()
+            };
+            &stripped
+        }
+        false => case,
+    };
     let object = wrap(kind, &case.pod);
     let default_os = case.settings["defaultOperatingSystem"]
         .as_str()
@@ -1863,8 +1900,9 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
         std::io::stderr(),
         "readNodes decides as schedulableArchitectures, {what}: {} cases ({} rejected or warned, {} mutated; \
          0/1/2/3 Node lists: {}/{}/{}/{}; {} clusters given the same architectures for each OS, {} of them left out \
-         as their NodePools create other architectures for the Pod on each; NodePools listed in {}, \
-         adding architectures in {}) in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
+         as their NodePools create other architectures for the Pod on each; {} judged without their matchFields, \
+         which Karpenter ignores, where NodePools create nodes; NodePools listed in {}, adding architectures in {}) \
+         in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.rejected.get(),
         counts.mutated.get(),
@@ -1874,6 +1912,7 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
         counts.lists[3].get(),
         counts.symmetric.get(),
         counts.unequal_node_pools.get(),
+        counts.ignored_by_karpenter.get(),
         counts.node_pool_reads.get(),
         counts.node_pools_used.get(),
         started.elapsed().as_secs_f64()

@@ -254,7 +254,7 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	counts := judge(t, cp, cases, pods)
 	counts.objects = count
 	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &counts)...)
-	judgeRefusals(t, cp, refusals, &counts)
+	judgeRefusals(t, cp, refusals, &counts, nil)
 	updates := afterAdmission(ctx, t, cp, reg, &policy.Spec.Settings, pods)
 	webhookErrors(ctx, t, cp, server, hook, failedBefore, errorsBefore)
 	counts.assertMinimums(t)
@@ -633,8 +633,10 @@ func refusedPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlan
 // judgeRefusals judges each refused object: it carries the policy's message, and no Node of the
 // cluster (any OS) admits its Pod as applied and runs all of its images. A refusal a Node could
 // run is an over-refusal, a failure, unless the settings or the Pod's own OS decide it; those
-// are counted apart, with their reason.
-func judgeRefusals(t *testing.T, cp *controlplane.ControlPlane, refusals []refusal, n *counts) {
+// are counted apart, with their reason. notFor (nil but with Karpenter) says why a Node does not
+// count for c's Pod ("" where it does): one Karpenter launched after the policy decided, for
+// other Pods, where its provisioner ignores that Pod.
+func judgeRefusals(t *testing.T, cp *controlplane.ControlPlane, refusals []refusal, n *counts, notFor func(c *property.Case, node *v1.Node) string) {
 	list, err := cp.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -648,6 +650,25 @@ func judgeRefusals(t *testing.T, cp *controlplane.ControlPlane, refusals []refus
 			continue
 		}
 		reason, node := refusedBecause(c, list.Items)
+		if why := ""; node != nil && reason == "" && notFor != nil {
+			var counted []v1.Node
+			for _, candidate := range list.Items {
+				if w := notFor(c, &candidate); w != "" {
+					why = w
+					continue
+				}
+				counted = append(counted, candidate)
+			}
+			switch other, rest := refusedBecause(c, counted); {
+			case why == "":
+			case rest == nil:
+				reason = why
+			case other != "":
+				reason = other
+			default:
+				node = rest
+			}
+		}
 		switch {
 		case node == nil:
 			n.judged++

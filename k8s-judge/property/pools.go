@@ -2,6 +2,7 @@ package property
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -91,8 +92,13 @@ func poolArches(c *Case, os string) []string {
 	return arches
 }
 
-// poolArchesOf are the architectures of os the policy counts pool for, for c's Pod (poolArches).
+// poolArchesOf are the architectures of os the policy counts pool for, for c's Pod (poolArches):
+// none for a Pod being created that Karpenter's provisioner ignores (docs/karpenter.md: it
+// creates no node for it), as its own code says (ignoredByKarpenter).
 func poolArchesOf(c *Case, pool karpenter.Pool, os string) []string {
+	if ignored, _ := ignoredByKarpenter(c.Template); ignored && !c.afterAdmission {
+		return nil
+	}
 	requirements := poolRequirements(pool)
 	if !meetsMinValues(c, pool, requirements, os) {
 		return nil
@@ -162,10 +168,11 @@ const poolLabel = "karpenter.sh/nodepool"
 // launches are the platforms ("os/arch") of the Nodes Karpenter's scheduler (Scheduler.Solve,
 // karpenter.Env.Platforms: each required term alone, the pools' weights, requirements, taints,
 // minValues and limits, the kwok instance types and offerings) launches for pod from c's
-// NodePools, each with the pool. A term that names a Node (matchFields In) is left out: no Node
-// Karpenter launches has that name. Karpenter's provisioner ignores a Pod with any matchFields
-// (Provisioner.Validate, as the control plane's karpenter.Env.Places calls it), which neither the
-// policy nor this simulation does (k8s-judge/README.md, "Not drawn or not judged").
+// NodePools, each with the pool. Karpenter's provisioner ignores a Pod with any matchFields
+// (Provisioner.Validate, as the control plane's karpenter.Env.Places calls it): pinned, nothing
+// is launched for such a Pod; else a term that names a Node (matchFields In) is left out (no
+// Node Karpenter launches has that name) and the others are simulated, as Nodes launched for
+// other Pods may take it.
 //
 //   - pinned (the original Pod, d. by Karpenter): for each OS the kwok provider offers, pod kept
 //     to it and to the architectures its images run on there (the catalog), as a pin keeps it (a
@@ -179,10 +186,32 @@ func launches(c *Case, pod *v1.Pod, pinned bool) (map[string]string, error) {
 	return launchesTolerating(c, pod, pinned, func(string, string) bool { return true })
 }
 
+// ignoredByKarpenter says whether Karpenter's provisioner ignores pod (karpenter.Env.Validate,
+// Provisioner.Validate: a term with matchFields, a requirement on kubernetes.io/hostname, for
+// some): it launches no Node for it. Without the property's control plane, none is.
+func ignoredByKarpenter(pod *v1.Pod) (bool, error) {
+	if karpenterEnv == nil {
+		return false, nil
+	}
+	err := karpenterEnv.Validate(pod)
+	if err == nil {
+		return false, nil
+	}
+	if errors.As(err, &karpenter.Ignored{}) {
+		return true, nil
+	}
+	return false, err
+}
+
 // launchesTolerating is launches where, pinned, the Pod kept to an OS gets the tolerations
 // architectureTolerations gives an architecture of it only where given(os, arch) says so.
 func launchesTolerating(c *Case, pod *v1.Pod, pinned bool, given func(os, arch string) bool) (map[string]string, error) {
 	out := map[string]string{}
+	// Pinned (what serves the Pod): nothing for a Pod Karpenter's provisioner ignores. Else
+	// (where the returned Pod may go) the Nodes it launches for other Pods count as well.
+	if ignored, err := ignoredByKarpenter(pod); err != nil || (pinned && ignored) {
+		return out, err
+	}
 	simulated := withoutNamingTerms(pod)
 	if simulated == nil || len(c.counted()) == 0 {
 		return out, nil

@@ -134,6 +134,13 @@ fn settle_with_pools(
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
     let min_values = pools.iter().any(|pool| pool.architecture_min_values > 1);
+    // A Pod Karpenter's provisioner ignores is served by no NodePool, and kept off those of
+    // their architectures its images do not run on (nodes created for other Pods may take it).
+    // Not on an UPDATE: the Pod was admitted counting them, and may be where they created nodes.
+    let karpenter_ignores = match facts.subject.update {
+        false => node_pools::ignored_by_karpenter(pod),
+        true => None,
+    };
     // A pool's nodes carry the beta labels (their kubelet sets them, and Karpenter's scheduler
     // reads `beta.kubernetes.io/arch` as `kubernetes.io/arch`): an architecture the Pod admits
     // only on nodes without them is not counted (`Pools::beta_label_excluded`). One it does not
@@ -165,6 +172,7 @@ fn settle_with_pools(
                 .map(|other| (&other.image_common, &other.constraints))
         };
         let counted = match images.filter(|_| min_values) {
+            _ if karpenter_ignores.is_some() => Architectures::new(),
             Some((images, constraints)) => {
                 // After admission nothing is pinned: Karpenter reads the Pod's own terms.
                 let any = platform::every_architecture();
@@ -180,19 +188,25 @@ fn settle_with_pools(
         let (mut node_pools, mut beta_label_excluded) =
             (Architectures::new(), Architectures::new());
         let admitted = admitted.iter().find(|(of, ..)| *of == os);
+        let without_beta_only = |arch: &String| matches!(admitted, Some((_, with_beta, any)) if any.admits(arch) && !with_beta.admits(arch));
         for arch in &counted {
-            match admitted {
-                Some((_, with_beta, any)) if any.admits(arch) && !with_beta.admits(arch) => {
-                    beta_label_excluded.insert(arch.clone())
-                }
-                _ => node_pools.insert(arch.clone()),
+            match without_beta_only(arch) {
+                true => beta_label_excluded.insert(arch.clone()),
+                false => node_pools.insert(arch.clone()),
             };
         }
         Pools {
             configured: settings.autoscaled(os),
-            min_values_unmet: every.difference(&counted).cloned().collect(),
+            // (For a Pod Karpenter ignores, no node of the pools can take it where it admits the
+            // architecture only on nodes without the beta labels.)
+            min_values_unmet: every
+                .difference(&counted)
+                .filter(|arch| karpenter_ignores.is_none() || !without_beta_only(arch))
+                .cloned()
+                .collect(),
             node_pools,
             beta_label_excluded,
+            karpenter_ignores,
         }
     };
     settle_noting_others(pod, facts, cluster, &with_pools, warnings.to_vec()).0
@@ -209,6 +223,7 @@ pub(super) fn pools_of<'a>(
         node_pools: node_pools(os),
         min_values_unmet: Architectures::new(),
         beta_label_excluded: Architectures::new(),
+        karpenter_ignores: None,
     }
 }
 

@@ -94,6 +94,7 @@ pub fn decide_update(
         one_per_node: false,
         after_admission: true,
         adds_terms: false,
+        update: true,
     };
     if let Some(node) = pod::bound_node(pod).filter(|_| settings.read_nodes) {
         return decide_bound(&images, node, pod, subject, settings, registry, &mut cache);

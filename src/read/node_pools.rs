@@ -20,6 +20,9 @@
 //!   (`spec.template.spec.taints`; `startupTaints` need not be, `PreferNoSchedule` taints are
 //!   tolerated in the end), with its own tolerations and those `architectureTolerations` gives it
 //!   on that architecture.
+//! - A Pod Karpenter's provisioner ignores (`ignored_by_karpenter`: `matchFields`, a requirement
+//!   on `kubernetes.io/hostname` or a `karpenter.sh` label) is served by no pool; it is still
+//!   kept off their architectures its images do not run on (`decide::cluster`).
 //!
 //! Everything read is untrusted: values that are no label value count for nothing, and NodePool
 //! values reach messages only (never a patch or a selector).
@@ -321,6 +324,40 @@ pub fn meeting_min_values(
         })
         .cloned()
         .collect()
+}
+
+/// Why Karpenter's provisioner ignores a Pod (`Provisioner.Validate`, as `GetPendingPods` calls
+/// it): it creates no node for a Pod whose nodeSelector or required node affinity terms hold a
+/// `matchFields`, or a requirement on `kubernetes.io/hostname` or on a label of Karpenter's own
+/// domain (`karpenter.sh`, `*.karpenter.sh`) other than its well-known `karpenter.sh/nodepool`
+/// and `karpenter.sh/capacity-type`. (Its other refusals, an operator or value no label takes,
+/// the API server makes first; a cloud provider's own restricted domains are not known here.)
+pub fn ignored_by_karpenter(pod: &Value) -> Option<&'static str> {
+    let spec = &pod["spec"];
+    let terms = crate::read::pod::required_terms(spec)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let has = |term: &Value, field: &str| term[field].as_array().is_some_and(|l| !l.is_empty());
+    if terms.iter().any(|term| has(term, "matchFields")) {
+        return Some("a required node affinity term with matchFields");
+    }
+    let selector = spec["nodeSelector"].as_object().into_iter().flatten();
+    let expressions = terms
+        .iter()
+        .filter_map(|term| term["matchExpressions"].as_array())
+        .flatten()
+        .filter_map(|expression| expression["key"].as_str());
+    let restricted = |key: &str| {
+        let domain = key.split_once('/').map_or("", |(domain, _)| domain);
+        key == "kubernetes.io/hostname"
+            || (domain == "karpenter.sh" || domain.ends_with(".karpenter.sh"))
+                && !["karpenter.sh/nodepool", "karpenter.sh/capacity-type"].contains(&key)
+    };
+    selector
+        .map(|(key, _)| key.as_str())
+        .chain(expressions)
+        .any(restricted)
+        .then_some("a requirement on kubernetes.io/hostname or on a karpenter.sh label")
 }
 
 /// Whether a failed NodePool list means that no NodePool counts: Karpenter's CRDs are not

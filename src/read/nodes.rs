@@ -106,6 +106,10 @@ pub struct Pools {
     /// without the label `beta.kubernetes.io/arch`, which every node they create has: messages
     /// name them.
     pub beta_label_excluded: Architectures,
+    /// Why Karpenter's provisioner ignores the Pod (`node_pools::ignored_by_karpenter`): every
+    /// NodePool's architectures are then `min_values_unmet`'s (no node is created for it; nodes
+    /// created for other Pods may take it), and messages say why.
+    pub karpenter_ignores: Option<&'static str>,
 }
 
 impl Pools {
@@ -134,7 +138,15 @@ impl Pools {
                 platform::join(&self.node_pools, ", ")
             ));
         }
-        if !self.min_values_unmet.is_empty() {
+        if let Some(reason) = self
+            .karpenter_ignores
+            .filter(|_| !self.min_values_unmet.is_empty())
+        {
+            note.push_str(&format!(
+                "; Karpenter NodePools can create {} nodes, but none for this Pod: Karpenter's provisioner ignores a Pod with {reason}",
+                platform::join(&self.min_values_unmet, ", ")
+            ));
+        } else if !self.min_values_unmet.is_empty() {
             note.push_str(&format!(
                 "; Karpenter NodePools of {} serve only Pods that admit, and whose images run on, more of their architectures (minValues on kubernetes.io/arch)",
                 platform::join(&self.min_values_unmet, ", ")
@@ -277,15 +289,17 @@ fn architectures(nodes: &[Node]) -> Architectures {
         .collect()
 }
 
-/// Whether the cluster has nodes of an OS other than `os`: an `autoscaled` pool of one (no call),
-/// else a Node listed with the selector `kubernetes.io/os=<other>` (one of `selectors`). Errors
-/// are the host's.
+/// Whether the cluster has nodes of an OS other than `os`: an `autoscaled` pool of one, or
+/// NodePools that create nodes of it, if not for the Pod (`Pools::min_values_unmet`: others'
+/// may take it), with no call; else a Node listed with the selector `kubernetes.io/os=<other>`
+/// (one of `selectors`). Errors are the host's.
 pub fn other_operating_system(
     cache: &mut ClusterCache,
     os: &str,
     autoscaled: &dyn Fn(&str) -> Pools,
 ) -> Result<bool, String> {
-    if platform::other_operating_systems(os).any(|other| !autoscaled(other).is_empty()) {
+    let may_exist = |pools: Pools| !pools.is_empty() || !pools.min_values_unmet.is_empty();
+    if platform::other_operating_systems(os).any(|other| may_exist(autoscaled(other))) {
         return Ok(true);
     }
     for other in platform::other_operating_systems(os) {
