@@ -700,7 +700,7 @@ fn a_pod_karpenter_ignores_is_served_by_no_node_pool() {
         (fields, "a required node affinity term with matchFields"),
         (
             hostname,
-            "a requirement on kubernetes.io/hostname or on a karpenter.sh label",
+            "a requirement on kubernetes.io/hostname or a karpenter.sh label, or a value it refuses",
         ),
     ] {
         let arm = pod(&["ghcr.io/org/arm64-only:1"], spec);
@@ -714,6 +714,56 @@ fn a_pod_karpenter_ignores_is_served_by_no_node_pool() {
             )
         );
     }
+    // So is a Pod that prefers most to avoid Karpenter's nodes, or asks for a capacity type no
+    // cloud offers (Karpenter reads its heaviest preference as a requirement, and checks the
+    // capacity type's values).
+    let avoiding = json!({"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 10, "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}},
+        {"weight": 90, "preference": {"matchExpressions": [
+            {"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]}}]}}});
+    let capacity = json!({"nodeSelector": {"karpenter.sh/capacity-type": "cheap"}});
+    for spec in [avoiding, capacity] {
+        let arm = pod(&["ghcr.io/org/arm64-only:1"], spec);
+        assert!(node_aware(&mut cluster, &arm, json!({}))
+            .rejection()
+            .contains("but none for this Pod: Karpenter's provisioner ignores a Pod with"));
+    }
+    // Accepted with a warning under onNoCommonArchitecture: accept, cut to a warning's length.
+    let arm = pod(
+        &["ghcr.io/org/arm64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/hostname": "arm-1"}}),
+    );
+    let r = node_aware(
+        &mut cluster,
+        &arm,
+        json!({"onNoCommonArchitecture": "accept"}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.decision.warnings,
+        ["image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 (setting \
+          readNodes: linux Nodes found of amd64; Karpenter  … ue it refuses) (accepted without an architecture \
+          constraint: setting onNoCommonArchitecture: accept)"]
+    );
+    // A DaemonSet's Pods go to every Node its template admits, those the pool creates for other
+    // Pods included (Karpenter creates none for them): the pool counts, as before.
+    let template = pod(
+        &["ghcr.io/org/arm64-only:1"],
+        json!({"nodeSelector": {"kubernetes.io/hostname": "arm-1"}}),
+    );
+    let daemon_set = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"template": {"metadata": template["metadata"], "spec": template["spec"]}}});
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        &mut cluster,
+        "DaemonSet",
+        "CREATE",
+        &daemon_set,
+        &Value::Null,
+        &settings(json!({"readNodes": true})),
+    );
+    r.assert_accepted_unchanged();
     // Karpenter's well-known labels of its domain are read: the pool serves the Pod.
     let selected = pod(
         &["ghcr.io/org/arm64-only:1"],

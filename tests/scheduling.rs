@@ -1559,6 +1559,9 @@ struct NodeCounts {
     /// Cases judged without the Pod's matchFields: Karpenter's provisioner ignores such a Pod,
     /// and NodePools create nodes (for other Pods, not for it: no single list states that).
     ignored_by_karpenter: Cell<usize>,
+    /// Cases left out: a Pod whose Gt or Lt bound is negative, which Karpenter ignores too, where
+    /// NodePools create nodes.
+    negative_bounds: Cell<usize>,
     cases: Cell<usize>,
     rejected: Cell<usize>,
     mutated: Cell<usize>,
@@ -1588,6 +1591,22 @@ fn check_node_aware(
             .node_pool_architectures(o, &case.pod, &case.settings)
             .is_empty()
     });
+    // (Karpenter also ignores a Pod whose Gt or Lt bound is negative: those are left out, counted.)
+    let bounds_refused = |pod: &Value| {
+        let mut pod = pod.clone();
+        let terms = &mut pod["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+        for term in terms.as_array_mut().into_iter().flatten() {
+            if let Some(term) = term.as_object_mut() {
+                term.remove("matchFields");
+            }
+        }
+        image_arch_affinity::read::node_pools::ignored_by_karpenter(&pod).is_some()
+    };
+    if pools_create && bounds_refused(&case.pod) {
+        bump(&counts.negative_bounds);
+        return Ok(());
+    }
     let case = match pools_create && has_fields_term(&case.pod) {
         true => {
             bump(&counts.ignored_by_karpenter);
@@ -1901,7 +1920,8 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
         "readNodes decides as schedulableArchitectures, {what}: {} cases ({} rejected or warned, {} mutated; \
          0/1/2/3 Node lists: {}/{}/{}/{}; {} clusters given the same architectures for each OS, {} of them left out \
          as their NodePools create other architectures for the Pod on each; {} judged without their matchFields, \
-         which Karpenter ignores, where NodePools create nodes; NodePools listed in {}, adding architectures in {}) \
+         which Karpenter ignores, where NodePools create nodes, {} left out for a negative Gt or Lt bound, which it \
+         ignores too; NodePools listed in {}, adding architectures in {}) \
          in {:.1} s, seed {seed} (SCHEDULING_SEED={seed} repeats it)",
         counts.cases.get(),
         counts.rejected.get(),
@@ -1913,6 +1933,7 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
         counts.symmetric.get(),
         counts.unequal_node_pools.get(),
         counts.ignored_by_karpenter.get(),
+        counts.negative_bounds.get(),
         counts.node_pool_reads.get(),
         counts.node_pools_used.get(),
         started.elapsed().as_secs_f64()
@@ -1923,6 +1944,11 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
     // A run where NodePools seldom mattered would judge them vacuously, as one that left out
     // many clusters would judge few.
     let cases = counts.cases.get();
+    assert!(
+        counts.negative_bounds.get() * 20 <= cases,
+        "{} cases left out of {cases} for a negative Gt or Lt bound (maximum 5%)",
+        counts.negative_bounds.get()
+    );
     assert!(
         counts.unequal_node_pools.get() * 50 <= cases,
         "{} clusters left out of {cases} as their NodePools create other architectures for the \

@@ -94,9 +94,10 @@ func poolArches(c *Case, os string) []string {
 
 // poolArchesOf are the architectures of os the policy counts pool for, for c's Pod (poolArches):
 // none for a Pod being created that Karpenter's provisioner ignores (docs/karpenter.md: it
-// creates no node for it), as its own code says (ignoredByKarpenter).
+// creates no node for it), as its own code says (ignoredByKarpenter), but a DaemonSet's, which
+// go to the Nodes pools create for other Pods (Karpenter creates none for them).
 func poolArchesOf(c *Case, pool karpenter.Pool, os string) []string {
-	if ignored, _ := ignoredByKarpenter(c.Template); ignored && !c.afterAdmission {
+	if c.ignoredByKarpenter() {
 		return nil
 	}
 	requirements := poolRequirements(pool)
@@ -203,13 +204,20 @@ func ignoredByKarpenter(pod *v1.Pod) (bool, error) {
 	return false, err
 }
 
+// ignoredByKarpenter says whether the contract counts no NodePool for c's Pod: one being created
+// (not an UPDATE's, nor a DaemonSet's) that Karpenter's provisioner ignores.
+func (c *Case) ignoredByKarpenter() bool {
+	ignored, _ := ignoredByKarpenter(c.Template)
+	return ignored && !c.afterAdmission && c.Kind != "DaemonSet"
+}
+
 // launchesTolerating is launches where, pinned, the Pod kept to an OS gets the tolerations
 // architectureTolerations gives an architecture of it only where given(os, arch) says so.
 func launchesTolerating(c *Case, pod *v1.Pod, pinned bool, given func(os, arch string) bool) (map[string]string, error) {
 	out := map[string]string{}
 	// Pinned (what serves the Pod): nothing for a Pod Karpenter's provisioner ignores. Else
 	// (where the returned Pod may go) the Nodes it launches for other Pods count as well.
-	if ignored, err := ignoredByKarpenter(pod); err != nil || (pinned && ignored) {
+	if ignored, err := ignoredByKarpenter(pod); err != nil || (pinned && ignored && c.Kind != "DaemonSet") {
 		return out, err
 	}
 	simulated := withoutNamingTerms(pod)

@@ -136,8 +136,10 @@ fn settle_with_pools(
     let min_values = pools.iter().any(|pool| pool.architecture_min_values > 1);
     // A Pod Karpenter's provisioner ignores is served by no NodePool, and kept off those of
     // their architectures its images do not run on (nodes created for other Pods may take it).
-    // Not on an UPDATE: the Pod was admitted counting them, and may be where they created nodes.
-    let karpenter_ignores = match facts.subject.update {
+    // Not on an UPDATE: the Pod was admitted counting them, and may be where they created nodes;
+    // nor for a DaemonSet's template, whose Pods Karpenter never creates a node for (they go to
+    // every Node its template admits, those pools create for other Pods included).
+    let karpenter_ignores = match facts.subject.update || facts.subject.one_per_node {
         false => node_pools::ignored_by_karpenter(pod),
         true => None,
     };

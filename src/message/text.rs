@@ -108,19 +108,45 @@ fn cut_middle(line: String, max: usize) -> String {
 
 /// A warning of `lead`, `middle` and `tail` that fits `WARNING_LENGTH` characters: `middle` (a
 /// listing) is cut in its middle first; if `lead` alone is too long, what comes before `tail` is
-/// cut too. `tail` (the advice, the setting at play) always survives whole.
+/// cut too. `tail` (the advice, the setting at play) survives whole, unless it leaves less than
+/// 40 characters (a long note on the cluster's nodes): then its last `KEPT_TAIL` characters
+/// survive, and what comes before them is cut at its end.
 pub(crate) fn capped(lead: &str, middle: &str, tail: &str) -> String {
     let tail_length = tail.chars().count();
     let room = WARNING_LENGTH
         .saturating_sub(lead.chars().count() + tail_length)
         .max(40);
     let text = format!("{lead}{}", cut_middle(middle.to_string(), room));
+    if tail_length > WARNING_LENGTH - 40 {
+        let kept = tail_length - KEPT_TAIL;
+        let end: String = tail.chars().skip(kept).collect();
+        let start: String = text
+            .chars()
+            .chain(tail.chars().take(kept))
+            .take(WARNING_LENGTH - KEPT_TAIL - 3)
+            .collect();
+        return format!("{start} … {end}");
+    }
     cut_middle(text, WARNING_LENGTH.saturating_sub(tail_length)) + tail
 }
+
+/// What `capped` keeps of a tail too long for a warning: its end, where the setting at play is.
+const KEPT_TAIL: usize = 100;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tail_too_long_for_a_warning_keeps_its_end() {
+        let tail = format!(" ({})", "t".repeat(300));
+        let warning = capped("lead: ", "a, b", &tail);
+        assert_eq!(warning.chars().count(), 256);
+        assert_eq!(
+            warning,
+            format!("lead: a, b ({} … {})", "t".repeat(141), "t".repeat(99))
+        );
+    }
 
     #[test]
     fn capped_warnings_keep_their_tail_whole() {

@@ -328,36 +328,86 @@ pub fn meeting_min_values(
 
 /// Why Karpenter's provisioner ignores a Pod (`Provisioner.Validate`, as `GetPendingPods` calls
 /// it): it creates no node for a Pod whose nodeSelector or required node affinity terms hold a
-/// `matchFields`, or a requirement on `kubernetes.io/hostname` or on a label of Karpenter's own
+/// `matchFields`, a requirement on `kubernetes.io/hostname` or on a label of Karpenter's own
 /// domain (`karpenter.sh`, `*.karpenter.sh`) other than its well-known `karpenter.sh/nodepool`
-/// and `karpenter.sh/capacity-type`. (Its other refusals, an operator or value no label takes,
-/// the API server makes first; a cloud provider's own restricted domains are not known here.)
+/// and `karpenter.sh/capacity-type`, a `Gt` or `Lt` whose value is no non-negative integer, or
+/// `karpenter.sh/capacity-type In` values of which none is `on-demand`, `spot` or `reserved`; nor
+/// for one whose first required term or heaviest preferred term asks for
+/// `karpenter.sh/nodepool DoesNotExist` (`validateKarpenterManagedLabelCanExist`). Its other
+/// refusals (an operator or value no label takes) the API server makes first; a cloud provider's
+/// own restricted domains are not known here.
 pub fn ignored_by_karpenter(pod: &Value) -> Option<&'static str> {
     let spec = &pod["spec"];
+    let affinity = &spec["affinity"]["nodeAffinity"];
     let terms = crate::read::pod::required_terms(spec)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let has = |term: &Value, field: &str| term[field].as_array().is_some_and(|l| !l.is_empty());
-    if terms.iter().any(|term| has(term, "matchFields")) {
+    let list = |term: &'_ Value, field: &str| -> Vec<Value> {
+        term[field].as_array().cloned().unwrap_or_default()
+    };
+    if terms
+        .iter()
+        .any(|term| !list(term, "matchFields").is_empty())
+    {
         return Some("a required node affinity term with matchFields");
     }
-    let selector = spec["nodeSelector"].as_object().into_iter().flatten();
-    let expressions = terms
-        .iter()
-        .filter_map(|term| term["matchExpressions"].as_array())
-        .flatten()
-        .filter_map(|expression| expression["key"].as_str());
     let restricted = |key: &str| {
         let domain = key.split_once('/').map_or("", |(domain, _)| domain);
         key == "kubernetes.io/hostname"
             || (domain == "karpenter.sh" || domain.ends_with(".karpenter.sh"))
                 && !["karpenter.sh/nodepool", "karpenter.sh/capacity-type"].contains(&key)
     };
-    selector
-        .map(|(key, _)| key.as_str())
-        .chain(expressions)
-        .any(restricted)
-        .then_some("a requirement on kubernetes.io/hostname or on a karpenter.sh label")
+    let values = |e: &Value| -> Vec<String> {
+        e["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    };
+    let refused = |key: &str, operator: &str, values: &[String]| {
+        let capacity = ["on-demand", "spot", "reserved"];
+        restricted(key)
+            || matches!(operator, "Gt" | "Lt")
+                && !matches!(values, [one] if one.parse::<u64>().is_ok_and(|n| n <= i64::MAX as u64))
+            || key == "karpenter.sh/capacity-type"
+                && operator == "In"
+                && !values.iter().any(|v| capacity.contains(&v.as_str()))
+    };
+    let selector = spec["nodeSelector"].as_object().into_iter().flatten();
+    let selector_refused = selector.clone().any(|(key, value)| {
+        let value = value.as_str().unwrap_or_default().to_string();
+        refused(key, "In", &[value])
+    });
+    let expressions_refused = terms.iter().any(|term| {
+        list(term, "matchExpressions").iter().any(|e| {
+            let (key, operator) = (e["key"].as_str(), e["operator"].as_str());
+            refused(
+                key.unwrap_or_default(),
+                operator.unwrap_or_default(),
+                &values(e),
+            )
+        })
+    });
+    if selector_refused || expressions_refused {
+        return Some("a requirement on kubernetes.io/hostname or a karpenter.sh label, or a value it refuses");
+    }
+    // The first required term and the heaviest preferred term, as `NewPodRequirements` reads them.
+    let heaviest = affinity["preferredDuringSchedulingIgnoredDuringExecution"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .fold(None::<&Value>, |best, term| match best {
+            Some(best) if best["weight"].as_i64() >= term["weight"].as_i64() => Some(best),
+            _ => Some(term),
+        })
+        .map(|term| &term["preference"]);
+    let avoids_pools = terms.first().into_iter().chain(heaviest).any(|term| {
+        list(term, "matchExpressions")
+            .iter()
+            .any(|e| e["key"] == "karpenter.sh/nodepool" && e["operator"] == "DoesNotExist")
+    });
+    avoids_pools.then_some("karpenter.sh/nodepool DoesNotExist")
 }
 
 /// Whether a failed NodePool list means that no NodePool counts: Karpenter's CRDs are not
