@@ -751,19 +751,7 @@ fn a_pod_karpenter_ignores_is_served_by_no_node_pool() {
         &["ghcr.io/org/arm64-only:1"],
         json!({"nodeSelector": {"kubernetes.io/hostname": "arm-1"}}),
     );
-    let daemon_set = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "d", "namespace": "default"},
-        "spec": {"template": {"metadata": template["metadata"], "spec": template["spec"]}}});
-    let r = run_in_cluster(
-        &mut FixtureRegistry::new(),
-        &mut cluster,
-        "DaemonSet",
-        "CREATE",
-        &daemon_set,
-        &Value::Null,
-        &settings(json!({"readNodes": true})),
-    );
-    r.assert_accepted_unchanged();
+    node_aware_daemon_set(&mut cluster, &template).assert_accepted_unchanged();
     // Karpenter's well-known labels of its domain are read: the pool serves the Pod.
     let selected = pod(
         &["ghcr.io/org/arm64-only:1"],

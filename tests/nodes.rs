@@ -511,18 +511,7 @@ fn a_workload_whose_images_run_on_no_node_is_rejected() {
 fn a_daemon_set_warning_names_the_node_architectures_its_images_lack() {
     let mut cluster = mixed();
     let template = pod(&["ghcr.io/org/amd64-only:1"], json!({}));
-    let daemon_set = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "d", "namespace": "default"},
-        "spec": {"template": {"metadata": template["metadata"], "spec": template["spec"]}}});
-    let r = run_in_cluster(
-        &mut FixtureRegistry::new(),
-        &mut cluster,
-        "DaemonSet",
-        "CREATE",
-        &daemon_set,
-        &Value::Null,
-        &settings(json!({"readNodes": true})),
-    );
+    let r = node_aware_daemon_set(&mut cluster, &template);
     r.assert_accepted_unchanged();
     // And the mixed cluster's Windows Node, which its template admits too.
     assert_eq!(

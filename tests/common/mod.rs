@@ -510,6 +510,22 @@ pub fn node_aware(cluster: &mut FixtureCluster, object: &Value, settings_json: V
     )
 }
 
+/// A DaemonSet whose Pod template is `template`'s, created with `readNodes` in `cluster`.
+pub fn node_aware_daemon_set(cluster: &mut FixtureCluster, template: &Value) -> Run {
+    let daemon_set = json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"template": {"metadata": template["metadata"], "spec": template["spec"]}}});
+    run_in_cluster(
+        &mut FixtureRegistry::new(),
+        cluster,
+        "DaemonSet",
+        "CREATE",
+        &daemon_set,
+        &Value::Null,
+        &settings(json!({"readNodes": true})),
+    )
+}
+
 /// One evaluation in a cluster (read only with `readNodes`): the whole object and the sparse
 /// reading, which must decide alike after the same host calls.
 pub fn run_in_cluster(
