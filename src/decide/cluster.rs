@@ -89,6 +89,12 @@ pub(super) fn settle_from_cluster(
         *pod = decided;
         return nodes_alone;
     }
+    // Whether Karpenter's provisioner ignores the Pod (`settle_with_pools`), read once: the
+    // rounds below change only its tolerations.
+    let karpenter_ignores = match facts.subject.update || facts.subject.one_per_node {
+        false => node_pools::ignored_by_karpenter(pod),
+        true => None,
+    };
     // The pools count with the tolerations the returned Pod has: its own, and those
     // `architectureTolerations` adds for the architectures it is pinned to. A toleration added
     // for one architecture tolerates that taint on a pool of any architecture, which may add an
@@ -106,7 +112,15 @@ pub(super) fn settle_from_cluster(
         .sum::<usize>();
     for _ in 0..rounds {
         let mut decided = pod.clone();
-        let outcome = settle_with_pools(&mut decided, facts, cluster, &pools, &counted, &warnings);
+        let outcome = settle_with_pools(
+            &mut decided,
+            facts,
+            cluster,
+            &pools,
+            &counted,
+            karpenter_ignores,
+            &warnings,
+        );
         let returned = node_pools::pod_tolerations(&decided);
         let same = |a: &[Toleration], b: &[Toleration]| a.iter().all(|t| b.contains(t));
         if same(&returned, &counted) && same(&counted, &returned) {
@@ -120,29 +134,34 @@ pub(super) fn settle_from_cluster(
         }
         counted = returned;
     }
-    settle_with_pools(pod, facts, cluster, &pools, &seen, &warnings)
+    settle_with_pools(
+        pod,
+        facts,
+        cluster,
+        &pools,
+        &seen,
+        karpenter_ignores,
+        &warnings,
+    )
 }
 
-/// `settle_noting_others` with the NodePools counted for a Pod of `tolerations`.
+/// `settle_noting_others` with the NodePools counted for a Pod of `tolerations`. A Pod
+/// Karpenter's provisioner ignores (`karpenter_ignores`, why) is served by no NodePool, and kept
+/// off those of their architectures its images do not run on (nodes created for other Pods may
+/// take it). Not read on an UPDATE: the Pod was admitted counting them, and may be where they
+/// created nodes; nor for a DaemonSet's template, whose Pods Karpenter never creates a node for
+/// (they go to every Node its template admits, those pools create for other Pods included).
 fn settle_with_pools(
     pod: &mut Value,
     facts: &Facts,
     cluster: &mut ClusterCache,
     pools: &[NodePool],
     tolerations: &[Toleration],
+    karpenter_ignores: Option<&'static str>,
     warnings: &[String],
 ) -> Result<Outcome, Outcome> {
     let settings = facts.settings;
     let min_values = pools.iter().any(|pool| pool.architecture_min_values > 1);
-    // A Pod Karpenter's provisioner ignores is served by no NodePool, and kept off those of
-    // their architectures its images do not run on (nodes created for other Pods may take it).
-    // Not on an UPDATE: the Pod was admitted counting them, and may be where they created nodes;
-    // nor for a DaemonSet's template, whose Pods Karpenter never creates a node for (they go to
-    // every Node its template admits, those pools create for other Pods included).
-    let karpenter_ignores = match facts.subject.update || facts.subject.one_per_node {
-        false => node_pools::ignored_by_karpenter(pod),
-        true => None,
-    };
     // A pool's nodes carry the beta labels (their kubelet sets them, and Karpenter's scheduler
     // reads `beta.kubernetes.io/arch` as `kubernetes.io/arch`): an architecture the Pod admits
     // only on nodes without them is not counted (`Pools::beta_label_excluded`). One it does not

@@ -21,8 +21,10 @@
 //!   tolerated in the end), with its own tolerations and those `architectureTolerations` gives it
 //!   on that architecture.
 //! - A Pod Karpenter's provisioner ignores (`ignored_by_karpenter`: `matchFields`, a requirement
-//!   on `kubernetes.io/hostname` or a `karpenter.sh` label) is served by no pool; it is still
-//!   kept off their architectures its images do not run on (`decide::cluster`).
+//!   on `kubernetes.io/hostname` or a `karpenter.sh` label other than the pool and the capacity
+//!   type, a `Gt` or `Lt` bound that is no non-negative integer, a capacity type no cloud offers,
+//!   `karpenter.sh/nodepool DoesNotExist` where Karpenter reads it) is served by no pool; it is
+//!   still kept off their architectures its images do not run on (`decide::cluster`).
 //!
 //! Everything read is untrusted: values that are no label value count for nothing, and NodePool
 //! values reach messages only (never a patch or a selector).
@@ -342,9 +344,12 @@ pub fn ignored_by_karpenter(pod: &Value) -> Option<&'static str> {
     let terms = crate::read::pod::required_terms(spec)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let list = |term: &'_ Value, field: &str| -> Vec<Value> {
-        term[field].as_array().cloned().unwrap_or_default()
-    };
+    fn list<'a>(term: &'a Value, field: &str) -> &'a [Value] {
+        term[field]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
     if terms
         .iter()
         .any(|term| !list(term, "matchFields").is_empty())
@@ -374,8 +379,8 @@ pub fn ignored_by_karpenter(pod: &Value) -> Option<&'static str> {
                 && operator == "In"
                 && !values.iter().any(|v| capacity.contains(&v.as_str()))
     };
-    let selector = spec["nodeSelector"].as_object().into_iter().flatten();
-    let selector_refused = selector.clone().any(|(key, value)| {
+    let mut selector = spec["nodeSelector"].as_object().into_iter().flatten();
+    let selector_refused = selector.any(|(key, value)| {
         let value = value.as_str().unwrap_or_default().to_string();
         refused(key, "In", &[value])
     });
