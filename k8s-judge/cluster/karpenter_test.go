@@ -291,6 +291,10 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 		return ""
 	})
 
+	nodeList, err := cp.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var k karpenterCounts
 	k.launched = map[string]int{}
 	k.pending = map[string]int{}
@@ -310,7 +314,7 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 		if pod.Spec.NodeName != "" {
 			continue
 		}
-		k.judgePending(t, env, c, pod)
+		k.judgePending(t, env, c, pod, nodeList.Items)
 	}
 	for _, r := range refusals {
 		k.judgeRefusal(t, env, r)
@@ -379,19 +383,21 @@ func runningPlatform(c *property.Case, pod *v1.Pod, platforms map[string]string)
 
 // judgePending judges an accepted Pod left Pending (see randomWithKarpenter). First as Karpenter's
 // provisioner handles it (Env.Places): a Pod it ignores (Provisioner.Validate: a term naming a
-// Node, matchFields, for one) gets nothing from it, and is counted, unless it ignores the Pod as
-// returned only (failed: the policy's edit did that); one its scheduler puts on an existing Node
+// Node, matchFields, for one) gets nothing from it: failed where it ignores the Pod as returned
+// only (the policy's edit did that), and where no Node of the cluster (nodes: those it had and
+// those Karpenter launched) runs the pinned Pod while one of its OS exists (no NodePool serves
+// it: docs/karpenter.md, the policy refuses it), counted otherwise (judgeIgnored); one its scheduler puts on an existing Node
 // gets no Node launched either: counted where that Node runs the Pod (the scheduler did not bind
 // it there: the cluster judge judges the Nodes by Kubernetes' own filters) or the policy pinned
 // nothing, failed otherwise (the returned Pod admits, as Karpenter reads it, a Node that does not
 // run it).
-func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod) {
+func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod, nodes []v1.Node) {
 	k.placesSimulated++
 	_, placed, err := env.Places(pod)
 	var ignored karpenter.Ignored
 	switch {
 	case errors.As(err, &ignored) && hasMatchFields(pod):
-		k.pending["its terms name a Node (matchFields): Karpenter's provisioner ignores such a Pod (Provisioner.Validate)"]++
+		k.judgeIgnored(t, c, pod, nodes, "its terms name a Node (matchFields): Karpenter's provisioner ignores such a Pod (Provisioner.Validate)")
 		return
 	case errors.As(err, &ignored):
 		if original := env.Validate(c.Template); original == nil {
@@ -399,7 +405,7 @@ func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *prop
 				pod.Name, c.Kind, owner(pod), err, affinity(pod))
 			return
 		}
-		k.pending["Karpenter's provisioner ignores the Pod, as applied too (Provisioner.Validate)"]++
+		k.judgeIgnored(t, c, pod, nodes, "Karpenter's provisioner ignores the Pod, as applied too (Provisioner.Validate)")
 		return
 	case err != nil && !karpenter.IsPodError(err):
 		t.Fatal(err)
@@ -443,6 +449,36 @@ func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *prop
 		k.pending["NodePools serve the Pod as applied on platforms its images do not run on, and none that they run on (the policy counts architectures the kwok provider does not offer)"]++
 	default:
 		k.pending["no NodePool serves the Pod as applied: its own constraints (a zone, a label, a taint) exclude every pool, which the policy does not read"]++
+	}
+}
+
+// judgeIgnored judges an accepted Pod left Pending that Karpenter's provisioner ignores (why):
+// no NodePool serves it, so only the cluster's Nodes can run it. Failed where none of them (nodes)
+// runs it (its images, its spec.os) though the policy pinned it, looked up every image and the
+// cluster has Nodes of each OS (karpenterNodes): the policy accepted a Pod nothing runs. Counted, with
+// why, where a Node runs it (Kubernetes' scheduler did not bind it there: the cluster judge
+// judges that by its own filters), where the policy pins nothing or a lookup failed (the
+// settings' contract decides), and where the cluster lacks Nodes of an OS (docs/karpenter.md:
+// an OS with only pools that ignore the Pod is decided as if it had nodes of every architecture).
+func (k *karpenterCounts) judgeIgnored(t *testing.T, c *property.Case, pod *v1.Pod, nodes []v1.Node, why string) {
+	oses := map[string]bool{}
+	for i := range nodes {
+		if c.RunsPodOn(&nodes[i]) {
+			k.pending[why+"; a Node runs it"]++
+			return
+		}
+		oses[nodes[i].Labels[v1.LabelOSStable]] = true
+	}
+	switch {
+	case c.Unpinned():
+		k.pending[why+"; the policy pins nothing (images that run anywhere, or none looked up)"]++
+	case c.LookupFails():
+		k.pending[why+"; a lookup failed (onLookupFailure and fallbackArchitectures decide)"]++
+	case !oses["linux"] || !oses["windows"]:
+		k.pending[why+"; the cluster lacks Nodes of an OS (one with only pools that ignore the Pod is decided as if it had every architecture)"]++
+	default:
+		t.Errorf("Pod %s (%s %s) is Pending: Karpenter's provisioner ignores it, so no NodePool serves it, and no Node of the cluster (Linux and Windows) runs it: the policy should have refused it; the Pod: %s",
+			pod.Name, c.Kind, owner(pod), affinity(pod))
 	}
 }
 
