@@ -456,8 +456,8 @@ fn a_gated_pod_whose_terms_admit_none_of_a_new_images_builds_is_not_pinned_to_no
         )
     });
     let message =
-        "image-arch-affinity: the Pod's node affinity admits no Windows node of its images' \
-        OS builds: 10.0.20348 (node.kubernetes.io/windows-build; setting pinWindowsBuild)";
+        "image-arch-affinity: the Pod's own constraints admit no Windows node of \
+        its images' OS builds: 10.0.20348 (node.kubernetes.io/windows-build; setting pinWindowsBuild)";
     assert_eq!(rejected.rejection(), message);
     assert_eq!(rejected.calls, [lookup("ghcr.io/org/win-20348:1")]);
     assert_eq!(accepted.patch, None);

@@ -135,11 +135,19 @@ fn a_pod_whose_own_terms_admit_none_of_its_images_builds_is_rejected() {
         &windows_pod(&["ghcr.io/org/win-2022:1"], own(json!(["10.0.17763"]))),
         json!({"pinWindowsBuild": true}),
     );
-    assert_eq!(
-        r.rejection(),
-        "image-arch-affinity: the Pod's node affinity admits no Windows node of its images' OS \
-         builds: 10.0.20348 (node.kubernetes.io/windows-build; setting pinWindowsBuild)"
+    let refused = "image-arch-affinity: the Pod's own constraints admit no Windows \
+         node of its images' OS builds: 10.0.20348 (node.kubernetes.io/windows-build; setting \
+         pinWindowsBuild)";
+    assert_eq!(r.rejection(), refused);
+    // So is one whose nodeSelector keeps it to another build.
+    let r = evaluate(
+        &windows_pod(
+            &["ghcr.io/org/win-2022:1"],
+            json!({"nodeSelector": {"node.kubernetes.io/windows-build": "10.0.17763"}}),
+        ),
+        json!({"pinWindowsBuild": true}),
     );
+    assert_eq!(r.rejection(), refused);
     // Where one of the builds it admits is its image's, it is pinned as any Pod.
     let r = evaluate(
         &windows_pod(

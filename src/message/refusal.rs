@@ -203,11 +203,11 @@ pub(crate) fn no_common_build(subject: &str, each: &[String]) -> Refusal {
 }
 
 /// The Pod's own constraints admit no Windows node of a build its images share (`builds`): its
-/// terms name other builds (`node.kubernetes.io/windows-build`).
+/// nodeSelector or terms name other builds (`node.kubernetes.io/windows-build`).
 pub(crate) fn builds_not_admitted(builds: &Architectures, subject: &str) -> Refusal {
     Refusal::new(
         format!(
-            "{PREFIX}: the {subject}'s node affinity admits no Windows node of its images' OS builds: "
+            "{PREFIX}: the {subject}'s own constraints admit no Windows node of its images' OS builds: "
         ),
         platform::join(builds, ", "),
         " (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
