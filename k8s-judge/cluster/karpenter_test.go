@@ -384,13 +384,11 @@ func runningPlatform(c *property.Case, pod *v1.Pod, platforms map[string]string)
 // judgePending judges an accepted Pod left Pending (see randomWithKarpenter). First as Karpenter's
 // provisioner handles it (Env.Places): a Pod it ignores (Provisioner.Validate: a term naming a
 // Node, matchFields, for one) gets nothing from it: failed where it ignores the Pod as returned
-// only (the policy's edit did that), and where no Node of the cluster (nodes: those it had and
-// those Karpenter launched) runs the pinned Pod while one of its OS exists (no NodePool serves
-// it: docs/karpenter.md, the policy refuses it), counted otherwise (judgeIgnored); one its scheduler puts on an existing Node
-// gets no Node launched either: counted where that Node runs the Pod (the scheduler did not bind
-// it there: the cluster judge judges the Nodes by Kubernetes' own filters) or the policy pinned
-// nothing, failed otherwise (the returned Pod admits, as Karpenter reads it, a Node that does not
-// run it).
+// only (the policy's edit did that), else judged by judgeIgnored; one its scheduler puts on an
+// existing Node gets no Node launched either: counted where that Node runs the Pod (the scheduler
+// did not bind it there: the cluster judge judges the Nodes by Kubernetes' own filters) or the
+// policy pinned nothing, failed otherwise (the returned Pod admits, as Karpenter reads it, a Node
+// that does not run it).
 func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod, nodes []v1.Node) {
 	k.placesSimulated++
 	_, placed, err := env.Places(pod)
@@ -452,32 +450,39 @@ func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *prop
 	}
 }
 
-// judgeIgnored judges an accepted Pod left Pending that Karpenter's provisioner ignores (why):
-// no NodePool serves it, so only the cluster's Nodes can run it. Failed where none of them (nodes)
-// runs it (its images, its spec.os) though the policy pinned it, looked up every image and the
-// cluster has Nodes of each OS (karpenterNodes): the policy accepted a Pod nothing runs. Counted, with
-// why, where a Node runs it (Kubernetes' scheduler did not bind it there: the cluster judge
-// judges that by its own filters), where the policy pins nothing or a lookup failed (the
-// settings' contract decides), and where the cluster lacks Nodes of an OS (docs/karpenter.md:
-// an OS with only pools that ignore the Pod is decided as if it had nodes of every architecture).
+// judgeIgnored judges an accepted Pod left Pending that Karpenter's provisioner ignores (why): no
+// NodePool serves it, so only the cluster's Nodes can run it (docs/karpenter.md). Failed where
+// none of them (nodes: those it had and those Karpenter launched for other Pods) runs it (its
+// images, its spec.os), though the policy pinned it, looked up every image, no
+// autoscaledArchitectures pool was declared and the cluster had Nodes of each OS when the policy
+// decided (c.Nodes): the policy accepted a Pod nothing runs. Counted, with why, where a Node runs
+// it (Kubernetes' scheduler did not bind it there: the cluster judge judges that by its own
+// filters), where the settings' contract decides (the policy pins nothing, a lookup failed, an
+// autoscaledArchitectures pool, K8S_E2E_AUTOSCALED=keep), and where the cluster had no Node of an
+// OS (one with only pools that ignore the Pod is decided as if it had every architecture). A
+// lookup the time budget left out under ignoreImage is not told apart, as in the cluster judge.
 func (k *karpenterCounts) judgeIgnored(t *testing.T, c *property.Case, pod *v1.Pod, nodes []v1.Node, why string) {
-	oses := map[string]bool{}
 	for i := range nodes {
 		if c.RunsPodOn(&nodes[i]) {
 			k.pending[why+"; a Node runs it"]++
 			return
 		}
-		oses[nodes[i].Labels[v1.LabelOSStable]] = true
+	}
+	oses := map[string]bool{}
+	for _, node := range c.Nodes {
+		oses[node.Labels[v1.LabelOSStable]] = true
 	}
 	switch {
 	case c.Unpinned():
 		k.pending[why+"; the policy pins nothing (images that run anywhere, or none looked up)"]++
 	case c.LookupFails():
 		k.pending[why+"; a lookup failed (onLookupFailure and fallbackArchitectures decide)"]++
+	case len(c.Settings.AutoscaledArchitectures) > 0:
+		k.pending[why+"; autoscaledArchitectures declares pools (the settings' contract)"]++
 	case !oses["linux"] || !oses["windows"]:
-		k.pending[why+"; the cluster lacks Nodes of an OS (one with only pools that ignore the Pod is decided as if it had every architecture)"]++
+		k.pending[why+"; the cluster had no Node of an OS (one with only pools that ignore the Pod is decided as if it had every architecture)"]++
 	default:
-		t.Errorf("Pod %s (%s %s) is Pending: Karpenter's provisioner ignores it, so no NodePool serves it, and no Node of the cluster (Linux and Windows) runs it: the policy should have refused it; the Pod: %s",
+		t.Errorf("Pod %s (%s %s) is Pending: Karpenter's provisioner ignores it, so no NodePool serves it, and no Node of the cluster runs it (it had Linux and Windows Nodes): the policy should have refused it; the Pod: %s",
 			pod.Name, c.Kind, owner(pod), affinity(pod))
 	}
 }

@@ -90,7 +90,7 @@ pub(super) fn settle_from_cluster(
         return nodes_alone;
     }
     // Whether Karpenter's provisioner ignores the Pod (`settle_with_pools`), read once: the
-    // rounds below change only its tolerations.
+    // rounds below change only the tolerations counted, which it does not read.
     let karpenter_ignores = match facts.subject.update || facts.subject.one_per_node {
         false => node_pools::ignored_by_karpenter(pod),
         true => None,
@@ -148,7 +148,7 @@ pub(super) fn settle_from_cluster(
 /// `settle_noting_others` with the NodePools counted for a Pod of `tolerations`. A Pod
 /// Karpenter's provisioner ignores (`karpenter_ignores`, why) is served by no NodePool, and kept
 /// off those of their architectures its images do not run on (nodes created for other Pods may
-/// take it). Not read on an UPDATE: the Pod was admitted counting them, and may be where they
+/// take it). None on an UPDATE: the Pod was admitted counting them, and may be where they
 /// created nodes; nor for a DaemonSet's template, whose Pods Karpenter never creates a node for
 /// (they go to every Node its template admits, those pools create for other Pods included).
 fn settle_with_pools(

@@ -21,8 +21,8 @@
 //!   tolerated in the end), with its own tolerations and those `architectureTolerations` gives it
 //!   on that architecture.
 //! - A Pod Karpenter's provisioner ignores (`ignored_by_karpenter`: `matchFields`, a requirement
-//!   on `kubernetes.io/hostname` or a `karpenter.sh` label other than the pool and the capacity
-//!   type, a `Gt` or `Lt` bound that is no non-negative integer, a capacity type no cloud offers,
+//!   on `kubernetes.io/hostname` or a `karpenter.sh` label (or of a subdomain) other than the
+//!   pool and the capacity type, a `Gt` or `Lt` bound that is no non-negative integer, a capacity type no cloud offers,
 //!   `karpenter.sh/nodepool DoesNotExist` where Karpenter reads it) is served by no pool; it is
 //!   still kept off their architectures its images do not run on (`decide::cluster`).
 //!
