@@ -613,3 +613,45 @@ fn a_node_pool_whose_min_values_the_pods_own_terms_meet_counts_after_admission()
     );
     r.assert_accepted_unchanged();
 }
+
+#[test]
+fn a_gated_pod_karpenter_ignores_is_served_by_no_node_pool_as_on_create() {
+    // A gated Pod is pinned as on CREATE: Karpenter reads it only once its gates are removed,
+    // and its provisioner then ignores a Pod with matchFields (Provisioner.Validate). An arm64
+    // pool creates no node for it, so an arm64-only new image no Node runs is refused, as on
+    // CREATE (tests/node_pools.rs), not pinned to arm64 to wait for ever.
+    let old = pod(
+        &["multi:1"],
+        json!({"schedulingGates": [{"name": "example.com/wait"}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "NotIn", "values": ["amd-1"]}]}]}}}}),
+    );
+    let new = swapped(&old, "ghcr.io/org/arm64-only:1");
+    let mut cluster = FixtureCluster {
+        nodes: vec![node("amd-1", "linux", "amd64")],
+        node_pools: Some(vec![node_pool(
+            "graviton",
+            json!([{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]},
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]),
+            json!([]),
+        )]),
+        ..FixtureCluster::default()
+    };
+    let r = run_pod_update(&mut cluster, "", &new, &old, json!({"readNodes": true}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod's images all run only on arm64, but the cluster's nodes are amd64 \
+         (setting readNodes: linux Nodes found of amd64; Karpenter NodePools can create arm64 nodes, \
+         but none for this Pod: Karpenter's provisioner ignores a Pod with a required node affinity \
+         term with matchFields)"
+    );
+    // Without matchFields it is pinned to arm64, which the pool serves.
+    let old = pod(
+        &["multi:1"],
+        json!({"schedulingGates": [{"name": "example.com/wait"}]}),
+    );
+    let new = swapped(&old, "ghcr.io/org/arm64-only:1");
+    let r = run_pod_update(&mut cluster, "", &new, &old, json!({"readNodes": true}));
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+}

@@ -440,8 +440,28 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 	if admitted == 0 {
 		why = fmt.Sprintf("the Pod admits no node the settings count (%v OS)", oses)
 	}
-	expect(admitted == 0 || notRunning != "", why)
+	refuse := admitted == 0 || notRunning != ""
+	if !refuse && rejected && u.Gated && gatedUnserved(pc, u.NewPod, oses, known, builds) {
+		// Refused as on CREATE: once its gates are removed, Karpenter's provisioner ignores the
+		// Pod (its own Provisioner.Validate), so the NodePools serve it nothing, and no Node of
+		// the cluster (nor autoscaledArchitectures pool) it admits runs the new images (judged
+		// as updCheckAdmitted).
+		return v, nil
+	}
+	expect(refuse, why)
 	return v, nil
+}
+
+// gatedUnserved says whether a gated Pod (pod, of oses) is one Karpenter's provisioner ignores
+// (ignoredByKarpenter: it reads the Pod once its gates are removed) that no node of c's universe
+// but those of NodePools admits and runs (its new images, known; its spec.os): a pin as on
+// CREATE counts no pool for it (docs/karpenter.md), so its refusal is right.
+func gatedUnserved(c *Case, pod *v1.Pod, oses []string, known []image, builds bool) bool {
+	if ignored, err := ignoredByKarpenter(pod); err != nil || !ignored {
+		return false
+	}
+	runsHere := func(n *v1.Node) bool { return specOSAllows(pod, n.Labels[osLabel]) && runsAll(known, n, builds) }
+	return !servedWithoutNodePools(c, oses, oracle.Matcher(pod), runsHere)
 }
 
 // ranInZone says whether a node the settings count, of oses, that pod admits runs its new images

@@ -105,8 +105,10 @@ pub fn decide_update(
     let registry = &mut registry;
     if pod::scheduling_gated(pod) && pod::bound_node(pod).is_none() {
         let mut pinned = pod.clone();
+        // Karpenter reads it only once its gates are removed: its NodePools count as on CREATE.
         let gated = Subject {
             after_admission: false,
+            update: false,
             ..subject
         };
         let outcome = steps(

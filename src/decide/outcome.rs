@@ -64,9 +64,9 @@ pub struct Subject<'a> {
     /// terms the API server lets only narrow). Only then are the Nodes without an architecture
     /// label read (`unlabelled`).
     pub adds_terms: bool,
-    /// An UPDATE (after admission, or a gated Pod's): NodePools count for the Pod even where
-    /// Karpenter's provisioner ignores it (`node_pools::ignored_by_karpenter`), as when it was
-    /// admitted.
+    /// An UPDATE judged after admission: NodePools count for the Pod even where Karpenter's
+    /// provisioner ignores it (`node_pools::ignored_by_karpenter`), as when it was admitted. Not
+    /// a gated Pod's pin (as on CREATE: Karpenter reads the Pod only once its gates are removed).
     pub update: bool,
 }
 
