@@ -56,6 +56,10 @@ type Case struct {
 	poolArches map[string][]string
 	// afterAdmission: the Pod is judged on an UPDATE (its new images are not pinned).
 	afterAdmission bool
+	// gatedPin: a gated Pod's UPDATE pinned as on CREATE: Karpenter reads the Pod only once its
+	// gates are removed, so no NodePool counts for one its provisioner ignores
+	// (ignoredByKarpenter), as for a Pod being created.
+	gatedPin bool
 	// Update: a Pod case that, once admitted, is updated (update.go); nil: none.
 	Update *updatePlan
 	// WorkloadUpdate: a workload case that, once admitted, is updated (workload_update.go).

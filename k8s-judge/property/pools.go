@@ -205,10 +205,11 @@ func ignoredByKarpenter(pod *v1.Pod) (bool, error) {
 }
 
 // ignoredByKarpenter says whether the contract counts no NodePool for c's Pod: one being created
-// (not an UPDATE's, nor a DaemonSet's) that Karpenter's provisioner ignores.
+// or a gated Pod's pin (not an UPDATE's otherwise, nor a DaemonSet's) that Karpenter's provisioner
+// ignores.
 func (c *Case) ignoredByKarpenter() bool {
 	ignored, _ := ignoredByKarpenter(c.Template)
-	return ignored && !c.afterAdmission && c.Kind != "DaemonSet"
+	return ignored && (!c.afterAdmission || c.gatedPin) && c.Kind != "DaemonSet"
 }
 
 // launchesTolerating is launches where, pinned, the Pod kept to an OS gets the tolerations

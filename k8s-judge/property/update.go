@@ -218,9 +218,13 @@ const (
 	// updCheckGatedPin: a gated Pod pinned: the nodes the returned Pod admits run the new images,
 	// some does, and it admits no node the Pod did not.
 	updCheckGatedPin = "gated pin"
+	// updCheckGatedUnserved: a gated Pod refused as on CREATE, where Karpenter's provisioner
+	// ignores it and only NodePools' nodes would run its new images (gatedUnserved); no minimum
+	// share (about one case in 10^4 or fewer).
+	updCheckGatedUnserved = "gated, refused: only NodePools Karpenter ignores it on run the new images"
 )
 
-var updateChecks = []string{updCheckA, updCheckNotPatched, updCheckNoNew, updCheckLookup, updCheckAnywhere, updCheckBound, updCheckAdmitted, updCheckGatedPin, updCheckScale, updCheckTemplate}
+var updateChecks = []string{updCheckA, updCheckNotPatched, updCheckNoNew, updCheckLookup, updCheckAnywhere, updCheckBound, updCheckAdmitted, updCheckGatedPin, updCheckGatedUnserved, updCheckScale, updCheckTemplate}
 
 // Why an UPDATE's outcome is not judged (counted apart).
 const (
@@ -374,9 +378,16 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 	}
 	pc := c.withTemplate(u.NewPod)
 	pc.afterAdmission = true
+	// A gated Pod's pin is decided as on CREATE: the NodePools Karpenter's provisioner will
+	// ignore it on count for nothing (gatedPin), neither here nor in the gated pin's check.
+	gc := pc
+	if u.Gated {
+		gc = c.withTemplate(u.NewPod)
+		gc.afterAdmission, gc.gatedPin = true, true
+	}
 	oses := updateOSes(pc, u.NewPod)
 	for _, o := range oses {
-		if c.readNodes() && len(seen(pc, o)) == 0 {
+		if c.readNodes() && len(seen(gc, o)) == 0 {
 			v.Apart = apartNoNodeOfOS
 			return v, nil
 		}
@@ -388,7 +399,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 		matches := oracle.Matcher(returned)
 		some := false
 		for _, o := range oses {
-			nodes := universe(pc, o)
+			nodes := universe(gc, o)
 			for _, n := range nodes {
 				if ok, _ := matches(&n); !ok || !specOSAllows(returned, o) {
 					continue
@@ -397,7 +408,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 					some = true
 					continue
 				}
-				if c.poolBuildOnly(pc, o, n, nodes, known, builds) {
+				if c.poolBuildOnly(gc, o, n, nodes, known, builds) {
 					v.Apart = apartPoolBuild
 					return v, nil
 				}
@@ -406,7 +417,7 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 			}
 		}
 		if !some {
-			if inZone, anywhere := ranInZone(pc, u.NewPod, oses, known, builds); inZone || !anywhere {
+			if inZone, anywhere := ranInZone(gc, u.NewPod, oses, known, builds); inZone || !anywhere {
 				fail("the returned gated Pod admits no node the settings count (%v) that runs its new images %v", oses, refs)
 			}
 		}
@@ -441,11 +452,11 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 		why = fmt.Sprintf("the Pod admits no node the settings count (%v OS)", oses)
 	}
 	refuse := admitted == 0 || notRunning != ""
-	if !refuse && rejected && u.Gated && gatedUnserved(pc, u.NewPod, oses, known, builds) {
+	if !refuse && rejected && noCommon == "reject" && u.Gated && gatedUnserved(pc, u.NewPod, oses, known, builds) {
 		// Refused as on CREATE: once its gates are removed, Karpenter's provisioner ignores the
 		// Pod (its own Provisioner.Validate), so the NodePools serve it nothing, and no Node of
-		// the cluster (nor autoscaledArchitectures pool) it admits runs the new images (judged
-		// as updCheckAdmitted).
+		// the cluster (nor autoscaledArchitectures pool) it admits runs the new images.
+		judged(updCheckGatedUnserved)
 		return v, nil
 	}
 	expect(refuse, why)
@@ -457,6 +468,10 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 // but those of NodePools admits and runs (its new images, known; its spec.os): a pin as on
 // CREATE counts no pool for it (docs/karpenter.md), so its refusal is right.
 func gatedUnserved(c *Case, pod *v1.Pod, oses []string, known []image, builds bool) bool {
+	// NodePools are read with readNodes only.
+	if !c.readNodes() || len(c.counted()) == 0 {
+		return false
+	}
 	if ignored, err := ignoredByKarpenter(pod); err != nil || !ignored {
 		return false
 	}
