@@ -251,7 +251,7 @@ func TestPolicyInAControlPlane(t *testing.T) {
 		}
 	}
 	pods := settle(ctx, t, cp, "default")
-	counts := judge(t, cp, cases, pods)
+	counts := judge(t, cp, cases, pods, nil)
 	counts.objects = count
 	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &counts)...)
 	judgeRefusals(t, cp, refusals, &counts, nil)
@@ -460,8 +460,9 @@ func owner(pod *v1.Pod) string { return pod.Labels["app"] }
 // judge judges the settled Pods of the created objects: a bound Pod's Node is of the Pod's OS (or,
 // for a Pod that states no OS, of an OS its images run on: issue 31), is the OS its spec.os
 // names, and runs all of its images; a Pending Pod has no Node that admits the Pod as it was
-// applied and runs it. It counts what the minimums are asserted on.
-func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*property.Case, pods []v1.Pod) counts {
+// applied and runs it, but those notFor (nil but with Karpenter; see judgeRefusals) leaves out,
+// counted where only they do. It counts what the minimums are asserted on.
+func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*property.Case, pods []v1.Pod, notFor func(c *property.Case, node *v1.Node) string) counts {
 	var n counts
 	byName := map[string]*v1.Node{}
 	list, err := cp.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
@@ -542,6 +543,23 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 		}
 		n.pending++
 		node := runnable(c, cluster)
+		if node != nil && notFor != nil {
+			// As for a refusal (judgeRefusals): a Node Karpenter launched after the policy
+			// decided, for other Pods, does not count for a Pod its provisioner ignores.
+			var counted []v1.Node
+			left := false
+			for _, candidate := range cluster {
+				if notFor(c, &candidate) != "" {
+					left = true
+					continue
+				}
+				counted = append(counted, candidate)
+			}
+			if node = runnable(c, counted); node == nil && left {
+				n.pendingNotFor++
+				continue
+			}
+		}
 		switch {
 		case node == nil:
 		case !slices.Contains(oses, node.Labels["kubernetes.io/os"]) && !c.Unpinned():
@@ -556,8 +574,8 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 				pod.Name, c.Kind, owner(pod), unschedulable(pod), node.Name, node.Labels["kubernetes.io/os"], node.Labels["kubernetes.io/arch"], affinity(pod))
 		}
 	}
-	report.Line("k8s-e2e", "Nodes %d; objects created %d; Pods %d (decided for both OSes: %d): bound %d (on a Node of another OS than the policy placed them for: %d, failures; stating no OS, on a Node of another OS than defaultOperatingSystem that runs their images: %d; of Pods it pins nothing of, images that run anywhere or none looked up: %d, of them on a Node of another OS than their spec.os: %d), pending %d (only a Node of another OS runs it: %d), pinned to architectures by the policy %d, to their OS %d; DaemonSet Pods without readNodes (accepted unchanged, not judged): %d",
-		n.nodes, n.created, n.pods, n.severalOSes, n.bound, n.otherOS, n.otherOSRuns, n.otherOSUnpinned, n.specOSUnpinned, n.pending, n.pendingOtherOS, n.pinned, n.osPinned, n.daemonSetUnread)
+	report.Line("k8s-e2e", "Nodes %d; objects created %d; Pods %d (decided for both OSes: %d): bound %d (on a Node of another OS than the policy placed them for: %d, failures; stating no OS, on a Node of another OS than defaultOperatingSystem that runs their images: %d; of Pods it pins nothing of, images that run anywhere or none looked up: %d, of them on a Node of another OS than their spec.os: %d), pending %d (only a Node of another OS runs it: %d; only Nodes Karpenter launched later for other Pods, whose provisioner ignores the Pod: %d), pinned to architectures by the policy %d, to their OS %d; DaemonSet Pods without readNodes (accepted unchanged, not judged): %d",
+		n.nodes, n.created, n.pods, n.severalOSes, n.bound, n.otherOS, n.otherOSRuns, n.otherOSUnpinned, n.specOSUnpinned, n.pending, n.pendingOtherOS, n.pendingNotFor, n.pinned, n.osPinned, n.daemonSetUnread)
 	return n
 }
 
@@ -822,6 +840,8 @@ type counts struct {
 	nodes, pods, bound, pending, pinned        int
 	osPinned, otherOS, otherOSUnpinned         int
 	pendingOtherOS, daemonSetUnread            int
+	// pendingNotFor: Pending Pods only Nodes notFor leaves out admit and run (judge).
+	pendingNotFor int
 	// otherOSRuns: Pods that state no OS bound to a Node of another OS than
 	// defaultOperatingSystem that runs their images (issue 31); severalOSes: Pods the policy
 	// decides for both OSes; specOSUnpinned: Pods it pins nothing of on a Node of another OS

@@ -274,22 +274,24 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 		}
 	}
 	pods, launched := provision(ctx, t, cp, env, "default")
-	n := judge(t, cp, cases, pods)
-	n.objects = count
-	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &n)...)
 	launchedNodes := map[string]bool{}
 	for _, l := range launched {
 		launchedNodes[l.Node.Name] = true
 	}
 	// A Node Karpenter launched (after the policy decided) for other Pods does not count for a
-	// Pod its provisioner ignores: no Node is launched for it (docs/karpenter.md).
-	judgeRefusals(t, cp, refusals, &n, func(c *property.Case, node *v1.Node) string {
+	// Pod its provisioner ignores: no Node is launched for it (docs/karpenter.md), and the policy
+	// may refuse it, or pin it to the Nodes it had.
+	notFor := func(c *property.Case, node *v1.Node) string {
 		var ignored karpenter.Ignored
 		if launchedNodes[node.Name] && errors.As(env.Validate(c.Template), &ignored) {
 			return "only Nodes Karpenter launched later for other Pods run it, and its provisioner ignores the Pod (" + ignored.Err.Error() + ")"
 		}
 		return ""
-	})
+	}
+	n := judge(t, cp, cases, pods, notFor)
+	n.objects = count
+	refusals = append(refusals, refusedPods(ctx, t, cp, cases, pods, &n)...)
+	judgeRefusals(t, cp, refusals, &n, notFor)
 
 	nodeList, err := cp.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
