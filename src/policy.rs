@@ -60,7 +60,6 @@ pub fn evaluate(
                 one_per_node: false,
                 after_admission: false,
                 adds_terms: true,
-                update: false,
             };
             decide::decide_pod(&mut pod, subject, settings, registry, cluster)
         }

@@ -91,7 +91,7 @@ pub(super) fn settle_from_cluster(
     }
     // Whether Karpenter's provisioner ignores the Pod (`settle_with_pools`), read once: the
     // rounds below change only the tolerations counted, which it does not read.
-    let karpenter_ignores = match facts.subject.update || facts.subject.one_per_node {
+    let karpenter_ignores = match facts.subject.after_admission || facts.subject.one_per_node {
         false => node_pools::ignored_by_karpenter(pod),
         true => None,
     };

@@ -94,7 +94,6 @@ pub fn decide_update(
         one_per_node: false,
         after_admission: true,
         adds_terms: false,
-        update: true,
     };
     if let Some(node) = pod::bound_node(pod).filter(|_| settings.read_nodes) {
         return decide_bound(&images, node, pod, subject, settings, registry, &mut cache);
@@ -108,7 +107,6 @@ pub fn decide_update(
         // Karpenter reads it only once its gates are removed: its NodePools count as on CREATE.
         let gated = Subject {
             after_admission: false,
-            update: false,
             ..subject
         };
         let outcome = steps(

@@ -57,17 +57,15 @@ pub struct Subject<'a> {
     /// Nodes it selects, none where the cluster has no node of its OS (warned, not refused).
     pub one_per_node: bool,
     /// A Pod after admission (an UPDATE), whose node affinity can no longer change: judged
-    /// against where it is or may go, never edited (`decide_update`).
+    /// against where it is or may go, never edited (`decide_update`). NodePools count for it
+    /// even where Karpenter's provisioner ignores it, as when it was admitted; not for a gated
+    /// Pod's pin, decided as on CREATE (Karpenter reads the Pod once its gates are removed).
     pub after_admission: bool,
     /// The edit is written and may add required terms: a Pod's CREATE, a template under
     /// `mutate` (not under `validate`, whose edit is dropped, nor a gated Pod's UPDATE, whose
     /// terms the API server lets only narrow). Only then are the Nodes without an architecture
     /// label read (`unlabelled`).
     pub adds_terms: bool,
-    /// An UPDATE judged after admission: NodePools count for the Pod even where Karpenter's
-    /// provisioner ignores it (`node_pools::ignored_by_karpenter`), as when it was admitted. Not
-    /// a gated Pod's pin (as on CREATE: Karpenter reads the Pod only once its gates are removed).
-    pub update: bool,
 }
 
 impl Subject<'_> {

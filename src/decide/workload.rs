@@ -117,7 +117,6 @@ pub fn evaluate(
         one_per_node: kind == "DaemonSet",
         after_admission: false,
         adds_terms: mode == TemplateMode::Mutate,
-        update: false,
     };
     match decide::decide_pod(pod_template, subject, settings, registry, cluster) {
         Outcome::Rejected(message, warnings) => Decision {
