@@ -39,7 +39,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/controlplane"
-	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/karpenter"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/oracle"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/policyhost"
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/property"
@@ -503,17 +502,6 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 		if pod.Spec.NodeName != "" {
 			n.bound++
 			node := byName[pod.Spec.NodeName]
-			if admits, _ := oracle.Admits(pod, node); !admits && karpenter.IsKwok(node) {
-				// The scheduler bound the Pod to a Node Karpenter launched that, as labelled and
-				// tainted now, the Pod does not admit: it was bound before the harness set the
-				// Node's kubelet labels and taints (karpenter.Env.register: the kwok provider
-				// creates the Node without them; a real kubelet registers with them), which no
-				// real cluster does (CI's K8S_E2E_SEED=10010806049364187041, now and then: a Pod
-				// tolerating every taint, admitted through beta.kubernetes.io/arch DoesNotExist).
-				// Counted, not judged.
-				n.boundBeforeLabels++
-				continue
-			}
 			nodeOS := node.Labels["kubernetes.io/os"]
 			// A DaemonSet's Pod (readNodes) is checked against the Node it targets, whatever
 			// its OS: it must run its images there (below).
@@ -586,8 +574,8 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 				pod.Name, c.Kind, owner(pod), unschedulable(pod), node.Name, node.Labels["kubernetes.io/os"], node.Labels["kubernetes.io/arch"], affinity(pod))
 		}
 	}
-	report.Line("k8s-e2e", "Nodes %d; objects created %d; Pods %d (decided for both OSes: %d): bound %d (on a Node of another OS than the policy placed them for: %d, failures; stating no OS, on a Node of another OS than defaultOperatingSystem that runs their images: %d; of Pods it pins nothing of, images that run anywhere or none looked up: %d, of them on a Node of another OS than their spec.os: %d), pending %d (only a Node of another OS runs it: %d; only Nodes Karpenter launched later for other Pods, whose provisioner ignores the Pod: %d; bound to a Karpenter Node before the harness labelled it, not judged: %d), pinned to architectures by the policy %d, to their OS %d; DaemonSet Pods without readNodes (accepted unchanged, not judged): %d",
-		n.nodes, n.created, n.pods, n.severalOSes, n.bound, n.otherOS, n.otherOSRuns, n.otherOSUnpinned, n.specOSUnpinned, n.pending, n.pendingOtherOS, n.pendingNotFor, n.boundBeforeLabels, n.pinned, n.osPinned, n.daemonSetUnread)
+	report.Line("k8s-e2e", "Nodes %d; objects created %d; Pods %d (decided for both OSes: %d): bound %d (on a Node of another OS than the policy placed them for: %d, failures; stating no OS, on a Node of another OS than defaultOperatingSystem that runs their images: %d; of Pods it pins nothing of, images that run anywhere or none looked up: %d, of them on a Node of another OS than their spec.os: %d), pending %d (only a Node of another OS runs it: %d; only Nodes Karpenter launched later for other Pods, whose provisioner ignores the Pod: %d), pinned to architectures by the policy %d, to their OS %d; DaemonSet Pods without readNodes (accepted unchanged, not judged): %d",
+		n.nodes, n.created, n.pods, n.severalOSes, n.bound, n.otherOS, n.otherOSRuns, n.otherOSUnpinned, n.specOSUnpinned, n.pending, n.pendingOtherOS, n.pendingNotFor, n.pinned, n.osPinned, n.daemonSetUnread)
 	return n
 }
 
@@ -854,9 +842,6 @@ type counts struct {
 	pendingOtherOS, daemonSetUnread            int
 	// pendingNotFor: Pending Pods only Nodes notFor leaves out admit and run (judge).
 	pendingNotFor int
-	// boundBeforeLabels: Pods bound to a Karpenter Node before the harness set its kubelet
-	// labels and taints (judge).
-	boundBeforeLabels int
 	// otherOSRuns: Pods that state no OS bound to a Node of another OS than
 	// defaultOperatingSystem that runs their images (issue 31); severalOSes: Pods the policy
 	// decides for both OSes; specOSUnpinned: Pods it pins nothing of on a Node of another OS

@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/awslabs/operatorpkg/status"
@@ -112,6 +113,7 @@ type Env struct {
 	Client        client.Client
 	Cloud         *kwok.CloudProvider
 	Cluster       *state.Cluster
+	kubelet       *kubelet
 	Provisioner   *provisioning.Provisioner
 	InstanceTypes []*cloudprovider.InstanceType
 	ctx           context.Context
@@ -133,7 +135,8 @@ func New(ctx context.Context, config *rest.Config) (*Env, error) {
 		return nil, err
 	}
 	clk := clock.RealClock{}
-	cloud := kwok.NewCloudProvider(ctx, c, its)
+	kl := &kubelet{Client: c, claims: map[string][]corev1.Taint{}}
+	cloud := kwok.NewCloudProvider(ctx, kl, its)
 	cluster := state.NewCluster(clk, c, cloud)
 	prov := provisioning.NewProvisioner(c, events.NewRecorder(&record.FakeRecorder{}), cloud, cluster, clk,
 		deviceallocation.NewController(c), virtualpods.NewVirtualPodCache(c))
@@ -148,7 +151,62 @@ func New(ctx context.Context, config *rest.Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("KWOKNodeClass: %w (last error: %v)", err, created)
 	}
-	return &Env{Client: c, Cloud: cloud, Cluster: cluster, Provisioner: prov, InstanceTypes: its, ctx: ctx}, nil
+	return &Env{Client: c, Cloud: cloud, Cluster: cluster, Provisioner: prov, InstanceTypes: its, kubelet: kl, ctx: ctx}, nil
+}
+
+// kubelet is the client the kwok provider creates its Nodes through. No kubelet runs here, so
+// the Node is created as a kubelet registers it under Karpenter: with beta.kubernetes.io/os and
+// beta.kubernetes.io/arch beside the stable labels the kwok provider copies from the NodeClaim
+// (the kubelet's initialNode, pkg/kubelet/kubelet_node_status.go), and with its NodeClaim's
+// taints beside Karpenter's unregistered taint (the kubelet's --register-with-taints). The
+// scheduler sees a Node from its creation: created without them, a Pod tolerating every taint
+// was bound through beta.kubernetes.io/arch DoesNotExist to a Node that runs none of its
+// images before register labelled it (CI's K8S_E2E_SEED=10010806049364187041, now and then);
+// never labelled, an over-refusal was judged from such a Node (K8S_E2E_SEED=2311737224396494042).
+type kubelet struct {
+	client.Client
+	mu sync.Mutex
+	// claims are the taints of the NodeClaims being launched, by name.
+	claims map[string][]corev1.Taint
+}
+
+// Create creates obj; a Node of the kwok provider's as its kubelet registers it.
+func (k *kubelet) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if node, ok := obj.(*corev1.Node); ok && IsKwok(node) {
+		taints, err := k.claimTaints(node.Name)
+		if err != nil {
+			return err
+		}
+		node.Labels[kubeletapis.LabelOS] = node.Labels[corev1.LabelOSStable]
+		node.Labels[kubeletapis.LabelArch] = node.Labels[corev1.LabelArchStable]
+		node.Spec.Taints = append(node.Spec.Taints, taints...)
+	}
+	return k.Client.Create(ctx, obj, opts...)
+}
+
+// launching records claim's taints until done: the kwok provider names its Node
+// "kwok-<NodeClaim>-...".
+func (k *kubelet) launching(claim *karpv1.NodeClaim) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.claims[claim.Name] = slices.Clone(claim.Spec.Taints)
+}
+
+func (k *kubelet) done(claim string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.claims, claim)
+}
+
+func (k *kubelet) claimTaints(node string) ([]corev1.Taint, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for name, taints := range k.claims {
+		if strings.HasPrefix(node, "kwok-"+name+"-") {
+			return slices.Clone(taints), nil
+		}
+	}
+	return nil, fmt.Errorf("the kwok provider creates Node %s for no NodeClaim being launched", node)
 }
 
 // Pool is a NodePool of the harness's: its template's requirements, labels and taints, whether
@@ -359,10 +417,10 @@ type Launched struct {
 
 // Provision is one pass of Karpenter's provisioner: Provisioner.Schedule over the Pods the
 // scheduler marked unschedulable (its NodeClaims), Provisioner.CreateNodeClaims (the NodeClaim
-// objects), the kwok provider's Create for each (the launch: it creates the Node, tainted
-// unregistered), and the registration: each Node made Ready as its kubelet and Karpenter's
-// registration controller would (the unregistered taint replaced by the NodeClaim's taints,
-// Ready condition, nodeInfo). It returns the Nodes launched and the Pods' errors.
+// objects), the kwok provider's Create for each (the launch: it creates the Node through
+// kubelet, labelled and tainted as a kubelet registers it, tainted unregistered too), and the
+// registration: each Node made Ready as its kubelet and Karpenter's registration controller
+// would (the unregistered taint removed, Ready condition, nodeInfo). It returns the Nodes launched and the Pods' errors.
 func (e *Env) Provision() ([]Launched, map[*corev1.Pod]error, error) {
 	ctx := e.ctx
 	results, err := e.Provisioner.Schedule(ctx)
@@ -385,11 +443,14 @@ func (e *Env) Provision() ([]Launched, map[*corev1.Pod]error, error) {
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, claim); err != nil {
 			return nil, nil, fmt.Errorf("NodeClaim %s: %w", name, err)
 		}
+		e.kubelet.launching(claim)
 		created, err := e.Cloud.Create(ctx, claim)
 		if err != nil {
+			e.kubelet.done(name)
 			return nil, nil, fmt.Errorf("launch NodeClaim %s: %w", name, err)
 		}
 		node, err := e.register(ctx, claim, created.Status.NodeName)
+		e.kubelet.done(name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -398,15 +459,11 @@ func (e *Env) Provision() ([]Launched, map[*corev1.Pod]error, error) {
 	return launched, results.PodErrors, nil
 }
 
-// register waits for the Node the kwok provider creates (asynchronously) and makes it Ready:
-// status (Ready, nodeInfo, as a kubelet reports it), then taints: the NodeClaim's (its pool's),
-// without the unregistered taint (Karpenter's registration controller) and the not-ready one
-// (the node lifecycle controller, once Ready); and the labels a kubelet gives its Node besides
-// those the kwok provider copies from the NodeClaim: beta.kubernetes.io/os and
-// beta.kubernetes.io/arch (the kubelet's initialNode and updateDefaultLabels,
-// pkg/kubelet/kubelet_node_status.go). Without them a Pod that admits an architecture only on
-// nodes without the beta label ran on a kwok Node where it runs on no real one (CI's
-// K8S_E2E_SEED=2311737224396494042: an over-refusal judged from such a Node).
+// register waits for the Node the kwok provider creates (asynchronously, through kubelet: with
+// its kubelet labels and taints) and makes it Ready: status (Ready, nodeInfo, as a kubelet
+// reports it), then taints: the NodeClaim's (its pool's), without the unregistered taint
+// (Karpenter's registration controller) and the not-ready one (the node lifecycle controller,
+// once Ready).
 func (e *Env) register(ctx context.Context, claim *karpv1.NodeClaim, name string) (*corev1.Node, error) {
 	node := &corev1.Node{}
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -431,8 +488,6 @@ func (e *Env) register(ctx context.Context, claim *karpv1.NodeClaim, name string
 		}
 		node.Spec.Taints = taints
 		node.Labels[karpv1.NodeRegisteredLabelKey] = "true"
-		node.Labels[kubeletapis.LabelOS] = node.Labels[corev1.LabelOSStable]
-		node.Labels[kubeletapis.LabelArch] = node.Labels[corev1.LabelArchStable]
 		if err := e.Client.Update(ctx, node); err != nil {
 			if apierrors.IsConflict(err) {
 				return false, nil
