@@ -689,7 +689,7 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 	// What follows is drawn after the object, in this order: NodePools, the Pod UPDATEs, a Pod
 	// created bound, a workload UPDATE.
 	if c.readNodes() {
-		c.NodePools = drawPools(t)
+		c.NodePools = drawPools(t, c)
 	}
 	drawUpdatePlan(t, c)
 	// One Pod in ten created bound (bound.go).

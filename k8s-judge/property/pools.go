@@ -457,6 +457,26 @@ func sortedPlatforms(platforms map[string]string) []string {
 	return keys
 }
 
+// whereItDecides is arches, or, one time in two, those of them where a NodePool decides the
+// verdict, when there are: no Node of c has them, and a Linux node of them runs c's Pod (the
+// images' true platforms). There a pool the policy wrongly counts turns a refusal into a pin to
+// where nothing launches, and one it wrongly leaves out the reverse: drawn among every
+// architecture, the mutant not-ready-node-pools-count was caught after 6,158 cases only.
+func whereItDecides(t *rapid.T, c *Case, arches []string, label string) []string {
+	var deciding []string
+	for _, arch := range arches {
+		has := slices.ContainsFunc(c.Nodes, func(n v1.Node) bool { return n.Labels[archLabel] == arch })
+		linux := v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{osLabel: "linux", archLabel: arch}}}
+		if !has && c.RunsPodOn(&linux) {
+			deciding = append(deciding, arch)
+		}
+	}
+	if len(deciding) > 0 && rapid.Bool().Draw(t, label+" where it decides") {
+		return deciding
+	}
+	return arches
+}
+
 // instanceFamilyLabel and instanceFamilies are the kwok provider's instance families (c, m and
 // s, each of amd64 and arm64, Linux and Windows instance types) and e, which it does not have (a
 // pool that requires it alone launches nothing: Karpenter's scheduler says so, the policy cannot
@@ -469,8 +489,10 @@ var instanceFamilies = []string{"c", "s", "m", "e"}
 // the beta key, or the template's label), unconstrained, tainted (a NoSchedule or NoExecute taint
 // the Pod may tolerate, a PreferNoSchedule one Karpenter ignores), Windows, NotIn some
 // architectures, not Ready, or static (spec.replicas). Karpenter's kwok provider launches amd64
-// and arm64; the policy counts the architectures the requirements name.
-func drawPools(t *rapid.T) []karpenter.Pool {
+// and arm64; the policy counts the architectures the requirements name. A pool limited to some
+// architectures (arch, tainted, not Ready, static), one time in two, to those where it decides
+// (whereItDecides).
+func drawPools(t *rapid.T, c *Case) []karpenter.Pool {
 	count := rapid.IntRange(0, 3).Draw(t, "NodePools")
 	if chance(t, "many NodePools", 10) {
 		count = rapid.IntRange(4, 6).Draw(t, "many NodePools")
@@ -484,7 +506,7 @@ func drawPools(t *rapid.T) []karpenter.Pool {
 		switch kind := rapid.SampledFrom([]string{"arch", "arch", "unconstrained", "tainted", "tainted", "tainted", "windows", "notin", "not ready", "not ready", "static", "label"}).Draw(t, "NodePool kind"); kind {
 		case "arch":
 			key := rapid.SampledFrom([]string{archLabel, archLabel, betaArchLabel}).Draw(t, "NodePool arch key")
-			pool.Requirements = []v1.NodeSelectorRequirement{in(key, subset(t, nodeArches, "NodePool arch")...)}
+			pool.Requirements = []v1.NodeSelectorRequirement{in(key, subset(t, whereItDecides(t, c, nodeArches, "NodePool arch"), "NodePool arch")...)}
 			// minValues on the architecture (Karpenter's scheduler applies it; the policy reads
 			// it: docs/karpenter.md).
 			if values := len(pool.Requirements[0].Values); key == archLabel && values > 1 && chance(t, "NodePool arch minValues", 3) {
@@ -492,7 +514,7 @@ func drawPools(t *rapid.T) []karpenter.Pool {
 			}
 		case "unconstrained":
 		case "tainted":
-			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(nodeArches[:2]).Draw(t, "tainted NodePool arch"))}
+			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(whereItDecides(t, c, nodeArches[:2], "tainted NodePool")).Draw(t, "tainted NodePool arch"))}
 			pool.Taints = []v1.Taint{rapid.SampledFrom([]v1.Taint{armTaint, gpuTaint, spotTaint}).Draw(t, "NodePool taint")}
 		case "windows":
 			pool.Requirements = []v1.NodeSelectorRequirement{in(osLabel, "windows")}
@@ -503,10 +525,11 @@ func drawPools(t *rapid.T) []karpenter.Pool {
 			pool.Requirements = []v1.NodeSelectorRequirement{{Key: archLabel, Operator: v1.NodeSelectorOpNotIn, Values: subset(t, nodeArches, "NodePool notin")}}
 		case "not ready":
 			pool.NotReady = true
-			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(nodeArches).Draw(t, "not ready NodePool arch"))}
+			arches := whereItDecides(t, c, nodeArches, "not ready NodePool")
+			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(arches).Draw(t, "not ready NodePool arch"))}
 		case "static":
 			pool.Replicas = ptr.To[int64](1)
-			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(nodeArches).Draw(t, "static NodePool arch"))}
+			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(whereItDecides(t, c, nodeArches, "static NodePool")).Draw(t, "static NodePool arch"))}
 		case "label":
 			pool.Labels = map[string]string{archLabel: rapid.SampledFrom(nodeArches).Draw(t, "NodePool label arch")}
 		}
