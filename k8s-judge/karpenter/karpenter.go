@@ -158,20 +158,35 @@ func New(ctx context.Context, config *rest.Config) (*Env, error) {
 // the Node is created as a kubelet registers it under Karpenter: with beta.kubernetes.io/os and
 // beta.kubernetes.io/arch beside the stable labels the kwok provider copies from the NodeClaim
 // (the kubelet's initialNode, pkg/kubelet/kubelet_node_status.go), and with its NodeClaim's
-// taints beside Karpenter's unregistered taint (the kubelet's --register-with-taints). The
-// scheduler sees a Node from its creation: created without them, a Pod tolerating every taint
-// was bound through beta.kubernetes.io/arch DoesNotExist to a Node that runs none of its
-// images before register labelled it (CI's K8S_E2E_SEED=10010806049364187041, now and then);
-// never labelled, an over-refusal was judged from such a Node (K8S_E2E_SEED=2311737224396494042).
+// taints and startup taints beside Karpenter's unregistered taint (the kubelet's
+// --register-with-taints). The scheduler sees a Node from its creation: created without them, a
+// Pod tolerating every taint was bound through beta.kubernetes.io/arch DoesNotExist to a Node
+// that runs none of its images before register labelled it (CI's
+// K8S_E2E_SEED=10010806049364187041, now and then); never labelled, an over-refusal was judged
+// from such a Node (K8S_E2E_SEED=2311737224396494042).
 type kubelet struct {
 	client.Client
 	mu sync.Mutex
-	// claims are the taints of the NodeClaims being launched, by name.
+	// claims are the taints of the NodeClaims being launched (its taints and startup taints),
+	// by name.
 	claims map[string][]corev1.Taint
+	// err is the last error of a Node's creation (the kwok provider only logs it).
+	err error
 }
 
-// Create creates obj; a Node of the kwok provider's as its kubelet registers it.
+// Create creates obj; a Node of the kwok provider's as its kubelet registers it. The kwok
+// provider retries a failed creation with the same Node: the taints are added once.
 func (k *kubelet) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	err := k.create(ctx, obj, opts...)
+	if err != nil {
+		k.mu.Lock()
+		k.err = fmt.Errorf("creating %s: %w", obj.GetName(), err)
+		k.mu.Unlock()
+	}
+	return err
+}
+
+func (k *kubelet) create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	if node, ok := obj.(*corev1.Node); ok && IsKwok(node) {
 		taints, err := k.claimTaints(node.Name)
 		if err != nil {
@@ -179,7 +194,11 @@ func (k *kubelet) Create(ctx context.Context, obj client.Object, opts ...client.
 		}
 		node.Labels[kubeletapis.LabelOS] = node.Labels[corev1.LabelOSStable]
 		node.Labels[kubeletapis.LabelArch] = node.Labels[corev1.LabelArchStable]
-		node.Spec.Taints = append(node.Spec.Taints, taints...)
+		for _, taint := range taints {
+			if !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) }) {
+				node.Spec.Taints = append(node.Spec.Taints, taint)
+			}
+		}
 	}
 	return k.Client.Create(ctx, obj, opts...)
 }
@@ -189,13 +208,33 @@ func (k *kubelet) Create(ctx context.Context, obj client.Object, opts ...client.
 func (k *kubelet) launching(claim *karpv1.NodeClaim) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.claims[claim.Name] = slices.Clone(claim.Spec.Taints)
+	k.claims[claim.Name] = registeredTaints(claim)
+	k.err = nil
 }
 
 func (k *kubelet) done(claim string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.claims, claim)
+}
+
+// lastError is the last error of a Node's creation since the last launch, if any.
+func (k *kubelet) lastError() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+// registeredTaints are the taints claim's Node keeps once registered (its taints and startup
+// taints: Karpenter's registration controller, syncNode, merges both).
+func registeredTaints(claim *karpv1.NodeClaim) []corev1.Taint {
+	taints := slices.Clone(claim.Spec.Taints)
+	for _, taint := range claim.Spec.StartupTaints {
+		if !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) }) {
+			taints = append(taints, taint)
+		}
+	}
+	return taints
 }
 
 func (k *kubelet) claimTaints(node string) ([]corev1.Taint, error) {
@@ -461,7 +500,7 @@ func (e *Env) Provision() ([]Launched, map[*corev1.Pod]error, error) {
 
 // register waits for the Node the kwok provider creates (asynchronously, through kubelet: with
 // its kubelet labels and taints) and makes it Ready: status (Ready, nodeInfo, as a kubelet
-// reports it), then taints: the NodeClaim's (its pool's), without the unregistered taint
+// reports it), then taints: the NodeClaim's (registeredTaints), without the unregistered taint
 // (Karpenter's registration controller) and the not-ready one (the node lifecycle controller,
 // once Ready).
 func (e *Env) register(ctx context.Context, claim *karpv1.NodeClaim, name string) (*corev1.Node, error) {
@@ -470,7 +509,7 @@ func (e *Env) register(ctx context.Context, claim *karpv1.NodeClaim, name string
 		return e.Client.Get(ctx, client.ObjectKey{Name: name}, node) == nil, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("the kwok provider created no Node %s for NodeClaim %s: %w", name, claim.Name, err)
+		return nil, fmt.Errorf("the kwok provider created no Node %s for NodeClaim %s: %w (last creation error: %v)", name, claim.Name, err, e.kubelet.lastError())
 	}
 	now := metav1.Now()
 	node.Status.Phase = corev1.NodeRunning
@@ -481,7 +520,7 @@ func (e *Env) register(ctx context.Context, claim *karpv1.NodeClaim, name string
 	if err := e.Client.Status().Update(ctx, node); err != nil {
 		return nil, fmt.Errorf("Node %s status: %w", name, err)
 	}
-	taints := slices.Clone(claim.Spec.Taints)
+	taints := registeredTaints(claim)
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
 			return false, err
