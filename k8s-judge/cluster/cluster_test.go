@@ -546,16 +546,8 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 		if node != nil && notFor != nil {
 			// As for a refusal (judgeRefusals): a Node Karpenter launched after the policy
 			// decided, for other Pods, does not count for a Pod its provisioner ignores.
-			var counted []v1.Node
-			left := false
-			for _, candidate := range cluster {
-				if notFor(c, &candidate) != "" {
-					left = true
-					continue
-				}
-				counted = append(counted, candidate)
-			}
-			if node = runnable(c, counted); node == nil && left {
+			counted, why := countedFor(c, cluster, notFor)
+			if node = runnable(c, counted); node == nil && why != "" {
 				n.pendingNotFor++
 				continue
 			}
@@ -648,6 +640,19 @@ func refusedPods(ctx context.Context, t *testing.T, cp *controlplane.ControlPlan
 	return out
 }
 
+// countedFor are the nodes that count for c's Pod: those notFor leaves in; why is notFor's
+// reason for one it leaves out ("" when it leaves out none).
+func countedFor(c *property.Case, nodes []v1.Node, notFor func(c *property.Case, node *v1.Node) string) (counted []v1.Node, why string) {
+	for i := range nodes {
+		if w := notFor(c, &nodes[i]); w != "" {
+			why = w
+			continue
+		}
+		counted = append(counted, nodes[i])
+	}
+	return counted, why
+}
+
 // judgeRefusals judges each refused object: it carries the policy's message, and no Node of the
 // cluster (any OS) admits its Pod as applied and runs all of its images. A refusal a Node could
 // run is an over-refusal, a failure, unless the settings or the Pod's own OS decide it; those
@@ -668,15 +673,8 @@ func judgeRefusals(t *testing.T, cp *controlplane.ControlPlane, refusals []refus
 			continue
 		}
 		reason, node := refusedBecause(c, list.Items)
-		if why := ""; node != nil && reason == "" && notFor != nil {
-			var counted []v1.Node
-			for _, candidate := range list.Items {
-				if w := notFor(c, &candidate); w != "" {
-					why = w
-					continue
-				}
-				counted = append(counted, candidate)
-			}
+		if node != nil && reason == "" && notFor != nil {
+			counted, why := countedFor(c, list.Items, notFor)
 			switch other, rest := refusedBecause(c, counted); {
 			case why == "":
 			case rest == nil:

@@ -458,10 +458,12 @@ func sortedPlatforms(platforms map[string]string) []string {
 }
 
 // whereItDecides is arches, or, one time in two, those of them where a NodePool decides the
-// verdict, when there are: no Node of c has them, and a Linux node of them runs c's Pod (the
-// images' true platforms). There a pool the policy wrongly counts turns a refusal into a pin to
-// where nothing launches, and one it wrongly leaves out the reverse: drawn among every
-// architecture, the mutant not-ready-node-pools-count was caught after 6,158 cases only.
+// verdict, when there are: no Node of c has them, and a Linux node of them runs c's Pod (RunsPodOn:
+// the images' true platforms, an imagePlatforms image's by the settings' contract; an image whose
+// lookup fails is left to onLookupFailure). There a pool the policy wrongly counts turns a
+// refusal into a pin to where nothing launches, and one it wrongly leaves out the reverse: drawn
+// among every architecture, the mutant not-ready-node-pools-count was caught after 6,158 cases
+// only. Windows pools are not aimed at (a Pod that runs on Windows only gets every architecture).
 func whereItDecides(t *rapid.T, c *Case, arches []string, label string) []string {
 	var deciding []string
 	for _, arch := range arches {
