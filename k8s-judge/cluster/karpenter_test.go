@@ -153,7 +153,7 @@ func arm64OnlyPod(ctx context.Context, t *testing.T, cp *controlplane.ControlPla
 	if pin := created.Annotations[pinAnnotation]; pin != "arm64" {
 		t.Fatalf("want the Pod pinned to arm64, annotation %q; the Pod: %s", pin, affinity(created))
 	}
-	pods, launched := provision(ctx, t, cp, env, "fixed")
+	pods, launched, _ := provision(ctx, t, cp, env, "fixed")
 	bound := pods[0]
 	if bound.Spec.NodeName == "" {
 		t.Fatalf("the arm64-only Pod is not bound (%s); Karpenter launched %d Nodes", unschedulable(&bound), len(launched))
@@ -198,21 +198,25 @@ func arm64OnlyPod(ctx context.Context, t *testing.T, cp *controlplane.ControlPla
 // provision runs Karpenter's provisioner on the cluster until it launches nothing more: the
 // scheduler settles (each Pod bound or marked unschedulable), Karpenter's cluster state is fed
 // the Nodes, NodeClaims and Pods (its informers do not run), one Provisioner pass launches Nodes
-// for the unschedulable Pods, and again. It returns the settled Pods of namespace and the Nodes
-// launched.
-func provision(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, env *karpenter.Env, namespace string) ([]v1.Pod, []karpenter.Launched) {
+// for the unschedulable Pods, and again. It returns the settled Pods of namespace, the Nodes
+// launched, and the errors the last pass (which launched nothing) gave Pods, by namespace/name.
+func provision(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, env *karpenter.Env, namespace string) ([]v1.Pod, []karpenter.Launched, map[string]error) {
 	var launched []karpenter.Launched
 	for round := 0; ; round++ {
 		pods := settle(ctx, t, cp, namespace)
 		if err := env.SyncState(); err != nil {
 			t.Fatal(err)
 		}
-		more, _, err := env.Provision()
+		more, podErrors, err := env.Provision()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(more) == 0 {
-			return pods, launched
+			last := map[string]error{}
+			for pod, err := range podErrors {
+				last[pod.Namespace+"/"+pod.Name] = err
+			}
+			return pods, launched, last
 		}
 		launched = append(launched, more...)
 		if round == 20 {
@@ -273,7 +277,7 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 			t.Fatalf("%s %s: %v", c.Kind, name, err)
 		}
 	}
-	pods, launched := provision(ctx, t, cp, env, "default")
+	pods, launched, lastPass := provision(ctx, t, cp, env, "default")
 	launchedNodes := map[string]bool{}
 	for _, l := range launched {
 		launchedNodes[l.Node.Name] = true
@@ -298,6 +302,7 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 		t.Fatal(err)
 	}
 	var k karpenterCounts
+	k.lastPass = lastPass
 	k.launched = map[string]int{}
 	k.pending = map[string]int{}
 	for _, l := range launched {
@@ -333,8 +338,8 @@ func randomWithKarpenter(ctx context.Context, t *testing.T, cp *controlplane.Con
 	sort.Strings(platforms)
 	report.Line("k8s-e2e-karpenter", "%d workloads and Pods applied, %d created, %d refused; Pods %d, bound %d (to Nodes Karpenter launched: %d), pending %d; Karpenter launched %d Nodes: %v",
 		count, n.created, n.refused, n.pods, n.bound, k.boundLaunched, n.pending, len(launched), platforms)
-	report.Line("k8s-e2e-karpenter", "refusals simulated by Karpenter: %d, of which a NodePool would launch a Node that runs the Pod %d (decided by the settings: %d); accepted Pods Pending %d, as Karpenter's provisioner handles them (Env.Places), then as its scheduler simulates them on the NodePools alone: %v",
-		k.refusalsSimulated, k.refusalsPoolRuns, k.refusalsDecided, k.placesSimulated, pending)
+	report.Line("k8s-e2e-karpenter", "refusals simulated by Karpenter: %d, of which a NodePool would launch a Node that runs the Pod %d (decided by the settings: %d); accepted Pods Pending %d, as Karpenter's provisioner handles them (Env.Places, held to the provisioner's last pass; put on an existing Node alone, given an error by the pass with every Pending Pod: %d), then as its scheduler simulates them on the NodePools alone: %v",
+		k.refusalsSimulated, k.refusalsPoolRuns, k.refusalsDecided, k.placesSimulated, k.placesCrowded, pending)
 	k.assertMinimums(t, n, len(launched))
 }
 
@@ -347,6 +352,11 @@ type karpenterCounts struct {
 	// placesSimulated: Pending Pods judged by what Karpenter's provisioner does with them
 	// (judgePending: Env.Places, which ignores some).
 	placesSimulated int
+	// lastPass: the errors the provisioner's last pass (which launched nothing) gave Pods, by
+	// namespace/name; placesCrowded: Pending Pods Env.Places puts on an existing Node, alone,
+	// that the last pass, with every Pending Pod, gave an error (judgePending).
+	lastPass      map[string]error
+	placesCrowded int
 }
 
 // kwokZones are the zones of the kwok provider's offerings.
@@ -393,8 +403,29 @@ func runningPlatform(c *property.Case, pod *v1.Pod, platforms map[string]string)
 // that does not run it).
 func (k *karpenterCounts) judgePending(t *testing.T, env *karpenter.Env, c *property.Case, pod *v1.Pod, nodes []v1.Node) {
 	k.placesSimulated++
-	_, placed, err := env.Places(pod)
+	claims, placed, err := env.Places(pod)
 	var ignored karpenter.Ignored
+	// Env.Places is held to the provisioner's last pass, which launched nothing: that pass gave
+	// the Pod an error where Places finds no place for it, and none where Places ignores it (the
+	// provisioner lists no Pod it ignores). Places solves the Pod alone: a pass over every
+	// Pending Pod may find an existing Node taken where Places puts the Pod (counted).
+	last, inLast := k.lastPass[pod.Namespace+"/"+pod.Name]
+	switch {
+	case len(claims) > 0:
+		t.Errorf("Pod %s (%s %s) is Pending: Env.Places creates %d NodeClaims for it, but the provisioner's last pass launched none (its error for the Pod: %v); the Pod: %s",
+			pod.Name, c.Kind, owner(pod), len(claims), last, affinity(pod))
+		return
+	case errors.As(err, &karpenter.PodError{}) && !inLast:
+		t.Errorf("Pod %s (%s %s) is Pending: Env.Places finds no place for it (%v), but the provisioner's last pass gave it no error; the Pod: %s",
+			pod.Name, c.Kind, owner(pod), err, affinity(pod))
+		return
+	case errors.As(err, &ignored) && inLast:
+		t.Errorf("Pod %s (%s %s) is Pending: Env.Places finds Karpenter's provisioner ignores it (%v), but its last pass gave it an error: %v; the Pod: %s",
+			pod.Name, c.Kind, owner(pod), err, last, affinity(pod))
+		return
+	case err == nil && inLast:
+		k.placesCrowded++
+	}
 	switch {
 	case errors.As(err, &ignored) && hasMatchFields(pod):
 		k.judgeIgnored(t, c, pod, nodes, "its terms name a Node (matchFields): Karpenter's provisioner ignores such a Pod (Provisioner.Validate)")
