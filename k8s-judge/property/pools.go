@@ -457,16 +457,17 @@ func sortedPlatforms(platforms map[string]string) []string {
 	return keys
 }
 
-// whereItDecides is arches, or, one time in two, those of them where a NodePool decides the
-// verdict, when there are: no Node of c has them, and a Linux node of them runs c's Pod (RunsPodOn:
+// whereItDecides is arches, or, one time in two, those of them in where (decidingArches: where a
+// NodePool decides the verdict), when there are: no Node of c has them, and a Linux node of them
+// runs c's Pod (RunsPodOn:
 // the images' true platforms, an imagePlatforms image's by the settings' contract; an image whose
 // lookup fails is left to onLookupFailure). There a pool the policy wrongly counts turns a
 // refusal into a pin to where nothing launches, and one it wrongly leaves out the reverse: drawn
 // among every architecture, the mutant not-ready-node-pools-count was caught after 6,158 cases
 // only. Windows pools are not aimed at (a Pod that runs on Windows only gets every architecture).
-func whereItDecides(t *rapid.T, c *Case, arches []string, label string) []string {
+func whereItDecides(t *rapid.T, where, arches []string, label string) []string {
 	var deciding []string
-	for _, arch := range decidingArches(c) {
+	for _, arch := range where {
 		if slices.Contains(arches, arch) {
 			deciding = append(deciding, arch)
 		}
@@ -478,7 +479,7 @@ func whereItDecides(t *rapid.T, c *Case, arches []string, label string) []string
 }
 
 // decidingArches are the architectures of nodeArches no Node of c has where a Linux node runs
-// c's Pod (whereItDecides).
+// c's Pod (whereItDecides, drawPools).
 func decidingArches(c *Case) []string {
 	var deciding []string
 	for _, arch := range nodeArches {
@@ -512,6 +513,7 @@ func drawPools(t *rapid.T, c *Case) []karpenter.Pool {
 		count = rapid.IntRange(4, 6).Draw(t, "many NodePools")
 	}
 	pools := make([]karpenter.Pool, count)
+	deciding := decidingArches(c)
 	in := func(key string, values ...string) v1.NodeSelectorRequirement {
 		return v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}
 	}
@@ -520,7 +522,7 @@ func drawPools(t *rapid.T, c *Case) []karpenter.Pool {
 		switch kind := rapid.SampledFrom([]string{"arch", "arch", "unconstrained", "tainted", "tainted", "tainted", "windows", "notin", "not ready", "not ready", "static", "label"}).Draw(t, "NodePool kind"); kind {
 		case "arch":
 			key := rapid.SampledFrom([]string{archLabel, archLabel, betaArchLabel}).Draw(t, "NodePool arch key")
-			pool.Requirements = []v1.NodeSelectorRequirement{in(key, subset(t, whereItDecides(t, c, nodeArches, "NodePool arch"), "NodePool arch")...)}
+			pool.Requirements = []v1.NodeSelectorRequirement{in(key, subset(t, whereItDecides(t, deciding, nodeArches, "NodePool arch"), "NodePool arch")...)}
 			// minValues on the architecture (Karpenter's scheduler applies it; the policy reads
 			// it: docs/karpenter.md).
 			if values := len(pool.Requirements[0].Values); key == archLabel && values > 1 && chance(t, "NodePool arch minValues", 3) {
@@ -528,7 +530,7 @@ func drawPools(t *rapid.T, c *Case) []karpenter.Pool {
 			}
 		case "unconstrained":
 		case "tainted":
-			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(whereItDecides(t, c, nodeArches[:2], "tainted NodePool")).Draw(t, "tainted NodePool arch"))}
+			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(whereItDecides(t, deciding, nodeArches[:2], "tainted NodePool")).Draw(t, "tainted NodePool arch"))}
 			pool.Taints = []v1.Taint{rapid.SampledFrom([]v1.Taint{armTaint, gpuTaint, spotTaint}).Draw(t, "NodePool taint")}
 		case "windows":
 			pool.Requirements = []v1.NodeSelectorRequirement{in(osLabel, "windows")}
@@ -539,11 +541,11 @@ func drawPools(t *rapid.T, c *Case) []karpenter.Pool {
 			pool.Requirements = []v1.NodeSelectorRequirement{{Key: archLabel, Operator: v1.NodeSelectorOpNotIn, Values: subset(t, nodeArches, "NodePool notin")}}
 		case "not ready":
 			pool.NotReady = true
-			arches := whereItDecides(t, c, nodeArches, "not ready NodePool")
+			arches := whereItDecides(t, deciding, nodeArches, "not ready NodePool")
 			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(arches).Draw(t, "not ready NodePool arch"))}
 		case "static":
 			pool.Replicas = ptr.To[int64](1)
-			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(whereItDecides(t, c, nodeArches, "static NodePool")).Draw(t, "static NodePool arch"))}
+			pool.Requirements = []v1.NodeSelectorRequirement{in(archLabel, rapid.SampledFrom(whereItDecides(t, deciding, nodeArches, "static NodePool")).Draw(t, "static NodePool arch"))}
 		case "label":
 			pool.Labels = map[string]string{archLabel: rapid.SampledFrom(nodeArches).Draw(t, "NodePool label arch")}
 		}
@@ -575,7 +577,7 @@ func drawPools(t *rapid.T, c *Case) []karpenter.Pool {
 	// not count. Drawn among the kinds alone, such pools were rare: static-node-pools-count
 	// survived 3,000 cases of RAPID_SEED 4242424242 and 3, and was caught after 1,182 and 1,848
 	// cases of seeds 1 and 2.
-	if deciding := decidingArches(c); len(deciding) > 0 && !slices.ContainsFunc(c.Nodes, func(n v1.Node) bool { return c.RunsPodOn(&n) }) &&
+	if len(deciding) > 0 && !slices.ContainsFunc(c.Nodes, func(n v1.Node) bool { return c.RunsPodOn(&n) }) &&
 		rapid.Bool().Draw(t, "NodePools that must not count") {
 		var admitted []string
 		for _, arch := range deciding {
