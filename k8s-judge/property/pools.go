@@ -484,7 +484,7 @@ func decidingArches(c *Case) []string {
 	var deciding []string
 	for _, arch := range nodeArches {
 		has := slices.ContainsFunc(c.Nodes, func(n v1.Node) bool { return n.Labels[archLabel] == arch })
-		linux := v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{osLabel: "linux", archLabel: arch}}}
+		linux := node(v1.Node{}, "linux", arch, "")
 		if !has && c.RunsPodOn(&linux) {
 			deciding = append(deciding, arch)
 		}
@@ -581,7 +581,7 @@ func drawPools(t *rapid.T, c *Case) []karpenter.Pool {
 		rapid.Bool().Draw(t, "NodePools that must not count") {
 		var admitted []string
 		for _, arch := range deciding {
-			linux := v1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{osLabel: "linux", archLabel: arch}}}
+			linux := node(v1.Node{}, "linux", arch, "")
 			if matches, _ := oracle.Matches(c.Template, &linux); matches {
 				admitted = append(admitted, arch)
 			}
