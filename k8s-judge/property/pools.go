@@ -106,9 +106,7 @@ func poolArchesOf(c *Case, pool karpenter.Pool, os string) []string {
 	}
 	var arches []string
 	for _, arch := range everyArch {
-		platform := scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelArchStable, v1.NodeSelectorOpIn, arch),
-			scheduling.NewRequirement(v1.LabelOSStable, v1.NodeSelectorOpIn, os))
-		if requirements.Compatible(platform, scheduling.AllowUndefinedWellKnownLabels) != nil {
+		if !allows(requirements, os, arch) {
 			continue
 		}
 		tolerations := append(slices.Clone(c.Template.Spec.Tolerations), c.Settings.ArchitectureTolerations[arch]...)
@@ -117,6 +115,14 @@ func poolArchesOf(c *Case, pool karpenter.Pool, os string) []string {
 		}
 	}
 	return arches
+}
+
+// allows says whether a pool's requirements allow a node of os and arch (Karpenter's
+// scheduling.Requirements.Compatible).
+func allows(requirements scheduling.Requirements, os, arch string) bool {
+	platform := scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelArchStable, v1.NodeSelectorOpIn, arch),
+		scheduling.NewRequirement(v1.LabelOSStable, v1.NodeSelectorOpIn, os))
+	return requirements.Compatible(platform, scheduling.AllowUndefinedWellKnownLabels) == nil
 }
 
 func sortedCopy(list []string) []string {

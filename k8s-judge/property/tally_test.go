@@ -91,8 +91,9 @@ func TestTallyMinimums(t *testing.T) {
 }
 
 // TestUpdateTallyMinimums: a run whose UPDATEs are all label-only misses the other kinds, the
-// refusals, the accepted new images, the gated pins and the bound Pods judged on their Node; one
-// with each reaches them all.
+// refusals, the accepted new images, the gated pins, the bound Pods judged on their Node and the
+// gated Pods whose new image only NodePools run; one with each reaches them all, and the last
+// counts only where it was judged (not counted apart).
 func TestUpdateTallyMinimums(t *testing.T) {
 	labels := UpdateVerdict{Kind: updateLabels, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckNoNew}}
 	u := newUpdateTally()
@@ -102,7 +103,7 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	missed := strings.Join(u.missed(minimumCases), "; ")
 	for _, want := range []string{"UPDATEs refused in 0", "UPDATEs with a new image accepted unchanged in 0", "gated Pods pinned on UPDATE in 0",
 		"judged on its Node (readNodes) in 0", "UPDATEs " + updateSwap + " in 0", "UPDATEs " + updateEphemeral + " in 0",
-		"UPDATEs " + updateScale + " in 0", "UPDATEs " + updateSetImage + " in 0"} {
+		"UPDATEs " + updateScale + " in 0", "UPDATEs " + updateSetImage + " in 0", "only NodePools Karpenter ignores the Pod on run in 0"} {
 		if !strings.Contains(missed, want) {
 			t.Errorf("missed %q, want %q in it", missed, want)
 		}
@@ -113,12 +114,16 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	for range minimumCases / 20 {
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Bound: true, Judged: []string{updCheckNotPatched, updCheckBound}})
 		u.add(UpdateVerdict{Kind: updateEphemeral, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAdmitted}})
-		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomePatched, Gated: true, Judged: []string{updCheckA, updCheckGatedPin}})
+		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomePatched, Gated: true, PoolsOnly: true, Judged: []string{updCheckA, updCheckGatedPin}})
+		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Gated: true, PoolsOnly: true, Apart: apartGatedUnserved})
 		u.add(UpdateVerdict{Kind: updateScale, Workload: true, Outcome: outcomeUnchanged, Judged: []string{updCheckScale}})
 		u.add(UpdateVerdict{Kind: updateSetImage, Workload: true, Outcome: outcomePatched, Judged: []string{updCheckTemplate}})
 	}
 	if missed := u.missed(minimumCases); len(missed) > 0 {
 		t.Errorf("missed %v, want none", missed)
+	}
+	if u.poolsOnly != minimumCases/20 {
+		t.Errorf("poolsOnly = %d, want %d: those counted apart are not judged", u.poolsOnly, minimumCases/20)
 	}
 	// UPDATEs whose lookups the time budget left out: up to maxShareBudget of the cases.
 	budget := UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Apart: apartBudget, Judged: []string{updCheckNotPatched, updCheckLookup}}
