@@ -36,8 +36,12 @@ func drawCreatedBound(t *rapid.T, c *Case) {
 	node := c.Nodes[rapid.IntRange(0, len(c.Nodes)-1).Draw(t, "created bound to")]
 	pod := c.Object.(v1.Pod)
 	pod.Spec.NodeName, pod.Spec.SchedulingGates = node.Name, nil
-	c.Object = pod
 	c.Template.Spec.NodeName, c.Template.Spec.SchedulingGates = node.Name, nil
+	if c.Update != nil && c.Update.named {
+		// Not gated after all: the Pod as drawn (drawUpdatePlan).
+		pod.Spec.Affinity, c.Template.Spec.Affinity = c.Update.unnamed, c.Update.unnamed
+	}
+	c.Object = pod
 	c.Update = nil
 }
 

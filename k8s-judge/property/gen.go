@@ -691,7 +691,7 @@ func drawCase(t *rapid.T, reg *registry.Registry) *Case {
 	if c.readNodes() {
 		c.NodePools = drawPools(t, c)
 	}
-	drawUpdatePlan(t, c)
+	drawUpdatePlan(t, c, reg)
 	// One Pod in ten created bound (bound.go).
 	drawCreatedBound(t, c)
 	// One workload in four updated (workload_update.go).

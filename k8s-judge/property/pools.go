@@ -106,7 +106,9 @@ func poolArchesOf(c *Case, pool karpenter.Pool, os string) []string {
 	}
 	var arches []string
 	for _, arch := range everyArch {
-		if !allows(requirements, os, arch) {
+		platform := scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelArchStable, v1.NodeSelectorOpIn, arch),
+			scheduling.NewRequirement(v1.LabelOSStable, v1.NodeSelectorOpIn, os))
+		if requirements.Compatible(platform, scheduling.AllowUndefinedWellKnownLabels) != nil {
 			continue
 		}
 		tolerations := append(slices.Clone(c.Template.Spec.Tolerations), c.Settings.ArchitectureTolerations[arch]...)
@@ -115,14 +117,6 @@ func poolArchesOf(c *Case, pool karpenter.Pool, os string) []string {
 		}
 	}
 	return arches
-}
-
-// allows says whether a pool's requirements allow a node of os and arch (Karpenter's
-// scheduling.Requirements.Compatible).
-func allows(requirements scheduling.Requirements, os, arch string) bool {
-	platform := scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelArchStable, v1.NodeSelectorOpIn, arch),
-		scheduling.NewRequirement(v1.LabelOSStable, v1.NodeSelectorOpIn, os))
-	return requirements.Compatible(platform, scheduling.AllowUndefinedWellKnownLabels) == nil
 }
 
 func sortedCopy(list []string) []string {
