@@ -39,8 +39,8 @@ func drawUpdatePlan(t *rapid.T, c *Case, reg *registry.Registry) {
 	if c.Kind != "Pod" || rapid.IntRange(0, 19).Draw(t, "update") >= 7 {
 		return
 	}
-	gated := 4
-	if c.readNodes() && len(c.counted()) > 0 {
+	gated, withPools := 4, c.readNodes() && len(c.counted()) > 0
+	if withPools {
 		gated = 2
 	}
 	plan := &updatePlan{Gated: chance(t, "scheduling gates", gated)}
@@ -56,7 +56,7 @@ func drawUpdatePlan(t *rapid.T, c *Case, reg *registry.Registry) {
 		c.Template.Spec.SchedulingGates = schedulingGate
 		// Three in four, with NodePools that count, one Karpenter's provisioner ignores: its pin
 		// on UPDATE counts no pool (drawUpdate aims its new image at them: poolOnlyImages).
-		if c.readNodes() && len(c.counted()) > 0 && !c.ignoredByKarpenter() && !chance(t, "a gated Pod Karpenter does not ignore", 4) {
+		if withPools && !c.ignoredByKarpenter() && !chance(t, "a gated Pod Karpenter does not ignore", 4) {
 			plan.named, plan.unnamed = true, c.Template.Spec.Affinity
 			c.Template.Spec.Affinity = namingNoNode(c.Template.Spec.Affinity)
 			pod.Spec.Affinity = c.Template.Spec.Affinity.DeepCopy()
@@ -344,7 +344,7 @@ type UpdateVerdict struct {
 	Outcome    string
 	Bound      bool
 	Gated      bool
-	// PoolsOnly: the update's PoolsOnly.
+	// PoolsOnly: a gated Pod Karpenter ignores, given a new image only NodePools run (update).
 	PoolsOnly bool
 	// Workload: a workload's UPDATE (workload_update.go), not a Pod's.
 	Workload bool
