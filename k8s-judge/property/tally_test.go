@@ -91,8 +91,9 @@ func TestTallyMinimums(t *testing.T) {
 }
 
 // TestUpdateTallyMinimums: a run whose UPDATEs are all label-only misses the other kinds, the
-// refusals, the accepted new images, the gated pins, the bound Pods judged on their Node and the
-// gated Pods whose new image only NodePools run; one with each reaches them all, and the last
+// refusals, the accepted new images, the gated pins, the bound Pods judged on their Node, the
+// gated Pods whose new image only NodePools run and the checks of a new image (a., no
+// constraining new image, admitted platforms); one with each reaches them all, and the last
 // counts only where it was judged (not counted apart).
 func TestUpdateTallyMinimums(t *testing.T) {
 	labels := UpdateVerdict{Kind: updateLabels, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckNoNew}}
@@ -103,12 +104,13 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	missed := strings.Join(u.missed(minimumCases), "; ")
 	for _, want := range []string{"UPDATEs refused in 0", "UPDATEs with a new image accepted unchanged in 0", "gated Pods pinned on UPDATE in 0",
 		"judged on its Node (readNodes) in 0", "UPDATEs " + updateSwap + " in 0", "UPDATEs " + updateEphemeral + " in 0",
-		"UPDATEs " + updateScale + " in 0", "UPDATEs " + updateSetImage + " in 0", "only NodePools Karpenter ignores the Pod on run in 0"} {
+		"UPDATEs " + updateScale + " in 0", "UPDATEs " + updateSetImage + " in 0", "only NodePools Karpenter ignores the Pod on run in 0",
+		"UPDATEs judged " + updCheckA + " in 0", "UPDATEs judged " + updCheckAnywhere + " in 0", "UPDATEs judged " + updCheckAdmitted + " in 0"} {
 		if !strings.Contains(missed, want) {
 			t.Errorf("missed %q, want %q in it", missed, want)
 		}
 	}
-	if strings.Contains(missed, "UPDATEs in") || strings.Contains(missed, updateLabels) {
+	if strings.Contains(missed, "UPDATEs in") || strings.Contains(missed, updateLabels) || strings.Contains(missed, updCheckNotPatched) || strings.Contains(missed, updCheckNoNew) {
 		t.Errorf("missed %q: the label-only UPDATEs reach their minimums", missed)
 	}
 	for range minimumCases / 20 {
@@ -116,6 +118,7 @@ func TestUpdateTallyMinimums(t *testing.T) {
 		u.add(UpdateVerdict{Kind: updateEphemeral, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAdmitted}})
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomePatched, Gated: true, PoolsOnly: true, Judged: []string{updCheckA, updCheckGatedPin}})
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Gated: true, PoolsOnly: true, Apart: apartGatedUnserved})
+		u.add(UpdateVerdict{Kind: updateEphemeral, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAnywhere}})
 		u.add(UpdateVerdict{Kind: updateScale, Workload: true, Outcome: outcomeUnchanged, Judged: []string{updCheckScale}})
 		u.add(UpdateVerdict{Kind: updateSetImage, Workload: true, Outcome: outcomePatched, Judged: []string{updCheckTemplate}})
 	}
