@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::edit::pin::Pins;
 use crate::message::{self, Refusal};
 use crate::platform::{self, Architectures};
-use crate::read::constraint::Constraints;
+use crate::read::constraint::{Admits, Constraints};
 use crate::read::nodes::Schedulable;
 use crate::read::pod;
 
@@ -30,9 +30,16 @@ pub(super) fn judge(
     for (plan, os_pins) in plans.iter().zip(&pins.plans) {
         let os = plan.constraints.os.as_str();
         let architecture = os_pins.terms.iter().any(|term| term.architecture.is_some());
-        // The Windows builds a pin would add, unless the Pod keeps to them already.
+        // The Windows builds a pin would add, unless the Pod keeps to them already on every
+        // term that admits a node of this OS (a Linux term needs no Windows build).
         let builds = plan.builds.as_ref().filter(|builds| {
-            !pod::node_label_within(&pod["spec"], platform::WINDOWS_BUILD_LABEL, builds)
+            let admits_os = |index| plan.constraints.term_admits(index) != Admits::none();
+            !pod::node_label_within(
+                &pod["spec"],
+                platform::WINDOWS_BUILD_LABEL,
+                builds,
+                admits_os,
+            )
         });
         if architecture || builds.is_some() {
             let universe = match plan.universe.is_empty() {

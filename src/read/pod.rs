@@ -243,22 +243,33 @@ pub fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
 /// Whether the Pod keeps to nodes whose label `key` holds one of `values`: its nodeSelector
 /// names one, or each of its required terms that matches anything has an `In` expression on
 /// `key` with values among them (a pin the policy wrote at creation). A term that admits only
-/// Nodes without an architecture label (`admits_only_unlabelled`) does not count.
-pub fn node_label_within(spec: &Value, key: &str, values: &Architectures) -> bool {
+/// Nodes without an architecture label (`admits_only_unlabelled`) does not count, nor one
+/// `counts` leaves out by its index (one that admits no node of the OS judged, such as the
+/// Linux term of a Pod pinned to a Windows build).
+pub fn node_label_within(
+    spec: &Value,
+    key: &str,
+    values: &Architectures,
+    counts: impl Fn(usize) -> bool,
+) -> bool {
     if let Some(value) = spec["nodeSelector"][key].as_str() {
         return values.contains(value);
     }
     let Some(terms) = required_terms(spec) else {
         return false;
     };
-    let matching = |term: &&Value| {
+    let mut counted = terms.iter().enumerate().filter(|(index, term)| {
         ["matchExpressions", "matchFields"]
             .iter()
             .any(|field| term[field].as_array().is_some_and(|e| !e.is_empty()))
             && !admits_only_unlabelled(term)
-    };
-    let within = |term: &Value| term_keeps_within(term, key, |v| values.contains(v));
-    terms.iter().filter(matching).all(within) && terms.iter().any(|t| matching(&t))
+            && counts(*index)
+    });
+    let within = |(_, term): (usize, &Value)| term_keeps_within(term, key, |v| values.contains(v));
+    match counted.next() {
+        Some(first) => within(first) && counted.all(within),
+        None => false,
+    }
 }
 
 /// Whether a required term admits only Nodes without a `kubernetes.io/arch` label (a
