@@ -93,7 +93,7 @@ func TestTallyMinimums(t *testing.T) {
 // TestUpdateTallyMinimums: a run whose UPDATEs are all label-only misses the other kinds, the
 // refusals, the accepted new images, the gated pins, the bound Pods judged on their Node, the
 // gated Pods whose new image only NodePools run and the checks of a new image (a., no
-// constraining new image, admitted platforms); one with each reaches them all, and the last
+// constraining new image, admitted platforms, a failed lookup); one with each reaches them all, and the last
 // counts only where it was judged (not counted apart).
 func TestUpdateTallyMinimums(t *testing.T) {
 	labels := UpdateVerdict{Kind: updateLabels, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckNoNew}}
@@ -105,7 +105,8 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	for _, want := range []string{"UPDATEs refused in 0", "UPDATEs with a new image accepted unchanged in 0", "gated Pods pinned on UPDATE in 0",
 		"judged on its Node (readNodes) in 0", "UPDATEs " + updateSwap + " in 0", "UPDATEs " + updateEphemeral + " in 0",
 		"UPDATEs " + updateScale + " in 0", "UPDATEs " + updateSetImage + " in 0", "only NodePools Karpenter ignores the Pod on run in 0",
-		"UPDATEs judged " + updCheckA + " in 0", "UPDATEs judged " + updCheckAnywhere + " in 0", "UPDATEs judged " + updCheckAdmitted + " in 0"} {
+		"UPDATEs judged " + updCheckA + " in 0", "UPDATEs judged " + updCheckAnywhere + " in 0", "UPDATEs judged " + updCheckAdmitted + " in 0",
+		"UPDATEs judged " + updCheckLookup + " in 0"} {
 		if !strings.Contains(missed, want) {
 			t.Errorf("missed %q, want %q in it", missed, want)
 		}
@@ -119,6 +120,7 @@ func TestUpdateTallyMinimums(t *testing.T) {
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomePatched, Gated: true, PoolsOnly: true, Judged: []string{updCheckA, updCheckGatedPin}})
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Gated: true, PoolsOnly: true, Apart: apartGatedUnserved})
 		u.add(UpdateVerdict{Kind: updateEphemeral, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAnywhere}})
+		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Judged: []string{updCheckNotPatched, updCheckLookup}})
 		u.add(UpdateVerdict{Kind: updateScale, Workload: true, Outcome: outcomeUnchanged, Judged: []string{updCheckScale}})
 		u.add(UpdateVerdict{Kind: updateSetImage, Workload: true, Outcome: outcomePatched, Judged: []string{updCheckTemplate}})
 	}

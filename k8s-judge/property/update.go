@@ -171,7 +171,7 @@ type update struct {
 // bound by the scheduler first when the plan says so and a Node admits it (its filters:
 // nodeSelector, required affinity, taints), then a label-only change, an image swap or an
 // ephemeral container, whose image is one of the catalog's or, one time in four, one the Pod
-// already runs (no new image).
+// already runs (no new image), or one that cannot be looked up.
 func drawUpdate(t *rapid.T, c *Case, reg *registry.Registry, stored []byte) (*update, error) {
 	var old v1.Pod
 	if err := json.Unmarshal(stored, &old); err != nil {
@@ -209,6 +209,12 @@ func drawUpdate(t *rapid.T, c *Case, reg *registry.Registry, stored []byte) (*up
 		}
 		if chance(t, "an image it runs", 4) {
 			return rapid.SampledFrom(podImages(&old)).Draw(t, "image it runs")
+		}
+		// One that cannot be looked up (404) one time in four under onLookupFailure reject or
+		// accept: their promise after admission (updCheckLookup), else seen about 5 times in
+		// 10^4 cases. (Under ignoreImage a new image left out is judged as any other.)
+		if c.Settings.OnLookupFailureOrDefault() != "ignoreImage" && chance(t, "an image that cannot be looked up", 4) {
+			return useImage(t, c, reg, "missing/image:1.0")
 		}
 		return drawImage(t, c, reg, imagePool(reg))
 	}
@@ -717,14 +723,18 @@ const (
 	// The other checks of a Pod UPDATE (2,000 cases of RAPID_SEED 1, 2026, 7, 2e3c3c8's
 	// generator): a. 0.5%, 0.4%, 0.6%; not patched 8.6%, 8.1%, 8.5%; no new image 6.3%, 5.2%,
 	// 6.0%; no constraining new image 0.4%, 0.65%, 0.35%; admitted platforms 5.0%, 5.2%, 4.7%.
-	// The gated pin's is the patched one above; a lookup that fails has none (1, 0 and 1 case:
-	// CREATE's lookup check has one). 3,000 cases of RAPID_SEED=4242424242: 0.5%, 7.7%, 5.9%,
-	// 0.8%, 3.4%.
+	// The gated pin's is the patched one above. 3,000 cases of RAPID_SEED=4242424242: 0.5%,
+	// 7.7%, 5.9%, 0.8%, 3.4%.
 	minShareUpdateA          = 0.002
 	minShareUpdateNotPatched = 0.04
 	minShareUpdateNoNew      = 0.026
 	minShareUpdateAnywhere   = 0.0015
 	minShareUpdateAdmitted   = 0.023
+	// A new image that cannot be looked up, judged by onLookupFailure's promise: 1, 0 and 1
+	// case in those runs; 0.6%, 0.6%, 0.95% once drawUpdate draws a 404 one time in four under
+	// onLookupFailure reject or accept (the other minimums still reached: a. 0.5%, 0.4%, 0.45%;
+	// no constraining new image 0.4%, 0.6%, 0.35%; admitted platforms 4.6%, 4.7%, 4.0%).
+	minShareUpdateLookup = 0.003
 	// Gated UPDATEs judged whose new image only NodePools' nodes run, of a Pod Karpenter's
 	// provisioner ignores (updateTally.poolsOnly): 0.25%, 0.2%, 0.05% (one case in 2,000 of
 	// seed 7; 10 in the 6,000 cases, 0.17%). About half the lowest: one such case in a 3,000-case
@@ -753,6 +763,7 @@ func (t *updateTally) missed(cases int) []string {
 		{"UPDATEs judged " + updCheckNoNew, t.judged[updCheckNoNew], minShareUpdateNoNew},
 		{"UPDATEs judged " + updCheckAnywhere, t.judged[updCheckAnywhere], minShareUpdateAnywhere},
 		{"UPDATEs judged " + updCheckAdmitted, t.judged[updCheckAdmitted], minShareUpdateAdmitted},
+		{"UPDATEs judged " + updCheckLookup, t.judged[updCheckLookup], minShareUpdateLookup},
 		{"gated UPDATEs whose new image only NodePools Karpenter ignores the Pod on run", t.poolsOnly, minSharePoolsOnly},
 	}
 	for _, kind := range updateKinds {
@@ -781,9 +792,9 @@ func (t *updateTally) missed(cases int) []string {
 
 // updateMinimumsText is the UPDATE minimums as the run prints them.
 func updateMinimumsText() string {
-	return fmt.Sprintf("Pod UPDATEs %.2g%%, each kind of Pod UPDATE %.2g%%, of workload UPDATE %.2g%%, refused %.2g%%, a new image accepted unchanged %.2g%%, gated pinned %.2g%%, bound judged on its Node %.2g%%, gated with a new image only NodePools run %.2g%%, judged a. %.2g%%, not patched %.2g%%, no new image %.2g%%, no constraining new image %.2g%%, admitted platforms %.2g%%",
+	return fmt.Sprintf("Pod UPDATEs %.2g%%, each kind of Pod UPDATE %.2g%%, of workload UPDATE %.2g%%, refused %.2g%%, a new image accepted unchanged %.2g%%, gated pinned %.2g%%, bound judged on its Node %.2g%%, gated with a new image only NodePools run %.2g%%, judged a. %.2g%%, not patched %.2g%%, no new image %.2g%%, no constraining new image %.2g%%, admitted platforms %.2g%%, a failed lookup %.2g%%",
 		100*minShareUpdates, 100*minShareUpdateKind, 100*minShareWorkloadUpdateKind, 100*minShareUpdateRefused, 100*minShareUpdateAcceptedNew, 100*minShareUpdatePatched, 100*minShareUpdateBound, 100*minSharePoolsOnly,
-		100*minShareUpdateA, 100*minShareUpdateNotPatched, 100*minShareUpdateNoNew, 100*minShareUpdateAnywhere, 100*minShareUpdateAdmitted)
+		100*minShareUpdateA, 100*minShareUpdateNotPatched, 100*minShareUpdateNoNew, 100*minShareUpdateAnywhere, 100*minShareUpdateAdmitted, 100*minShareUpdateLookup)
 }
 
 // poolBuildOnly: node n of OS o, which does not run the new images, is a Windows node a NodePool
