@@ -423,10 +423,14 @@ fn a_windows_build_pin_counts_only_on_the_terms_that_admit_windows_nodes() {
                 entry("windows", "amd64", Some(windows[0])), entry("windows", "amd64", Some(windows[1]))]});
         registry.index(image, &body.to_string());
     }
-    let settings =
-        settings(json!({"clusterOperatingSystems": ["linux", "windows"], "pinWindowsBuild": true}));
-    let mut run = |image: &str| {
-        let new = swapped(&old, image);
+    let two_oses =
+        json!({"clusterOperatingSystems": ["linux", "windows"], "pinWindowsBuild": true});
+    let mut run = |old: &Value, image: &str, more: Value| {
+        let mut all = two_oses.clone();
+        all.as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        let new = swapped(old, image);
         run_subresource(
             &mut registry,
             &mut FixtureCluster::default(),
@@ -434,13 +438,23 @@ fn a_windows_build_pin_counts_only_on_the_terms_that_admit_windows_nodes() {
             "UPDATE",
             "",
             &new,
-            &old,
-            &settings,
+            old,
+            &settings(all),
         )
     };
-    run("ghcr.io/org/both-20348:1").assert_accepted_unchanged();
+    run(&old, "ghcr.io/org/both-20348:1", json!({})).assert_accepted_unchanged();
+    // Nor does a term of an architecture the settings say the cluster has no node of.
+    let mut s390x = old.clone();
+    s390x["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"matchExpressions": [
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["s390x"]}]}));
+    let architectures = json!({"schedulableArchitectures": ["amd64", "arm64"]});
+    run(&s390x, "ghcr.io/org/both-20348:1", architectures).assert_accepted_unchanged();
     // The Windows term still counts: an image without a build for 20348 may not follow it.
-    let r = run("ghcr.io/org/both-17763:1");
+    let r = run(&old, "ghcr.io/org/both-17763:1", json!({}));
     assert_eq!(
         r.rejection(),
         "image-arch-affinity: the Pod may run on windows nodes of amd64 (no setting schedulableArchitectures: nodes of any architecture; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/both-17763:1\" of container \"c0\" runs on linux/amd64, linux/arm64, windows/amd64 (Windows build 10.0.17763). A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::edit::pin::Pins;
 use crate::message::{self, Refusal};
 use crate::platform::{self, Architectures};
-use crate::read::constraint::{Admits, Constraints};
+use crate::read::constraint::Constraints;
 use crate::read::nodes::Schedulable;
 use crate::read::pod;
 
@@ -30,10 +30,21 @@ pub(super) fn judge(
     for (plan, os_pins) in plans.iter().zip(&pins.plans) {
         let os = plan.constraints.os.as_str();
         let architecture = os_pins.terms.iter().any(|term| term.architecture.is_some());
+        let universe = match plan.universe.is_empty() {
+            true => platform::every_architecture(),
+            false => plan.universe.clone(),
+        };
         // The Windows builds a pin would add, unless the Pod keeps to them already on every
-        // term that admits a node of this OS (a Linux term needs no Windows build).
+        // term that admits a node of this OS the cluster has (a Linux term needs no Windows
+        // build, nor one of an architecture the settings say it has no node of).
         let builds = plan.builds.as_ref().filter(|builds| {
-            let admits_os = |index| plan.constraints.term_admits(index) != Admits::none();
+            let admits_os = |index| {
+                !plan
+                    .constraints
+                    .term_admits(index)
+                    .among(&universe)
+                    .is_empty()
+            };
             !pod::node_label_within(
                 &pod["spec"],
                 platform::WINDOWS_BUILD_LABEL,
@@ -42,10 +53,6 @@ pub(super) fn judge(
             )
         });
         if architecture || builds.is_some() {
-            let universe = match plan.universe.is_empty() {
-                true => platform::every_architecture(),
-                false => plan.universe.clone(),
-            };
             let admitted = plan.constraints.admits().among(&universe);
             let lacking: Architectures = match builds.is_some() && !architecture {
                 // Every architecture runs them, not on every Windows build.

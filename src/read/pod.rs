@@ -241,11 +241,11 @@ pub fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
 }
 
 /// Whether the Pod keeps to nodes whose label `key` holds one of `values`: its nodeSelector
-/// names one, or each of its required terms that matches anything has an `In` expression on
-/// `key` with values among them (a pin the policy wrote at creation). A term that admits only
-/// Nodes without an architecture label (`admits_only_unlabelled`) does not count, nor one
-/// `counts` leaves out by its index (one that admits no node of the OS judged, such as the
-/// Linux term of a Pod pinned to a Windows build).
+/// names one, or each counted required term has an `In` expression on `key` with values among
+/// them (a pin the policy wrote at creation). A term counts where it matches anything, admits
+/// Nodes with an architecture label (not `admits_only_unlabelled`), and `counts` keeps it by its
+/// index (one that admits a node of the OS judged: not the Linux term of a Pod pinned to a
+/// Windows build). Without a counted term, it does not keep to them.
 pub fn node_label_within(
     spec: &Value,
     key: &str,
