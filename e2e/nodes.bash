@@ -47,15 +47,17 @@ node_list() {
 
 DIGEST=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 
-# oci IMAGE OS/ARCH...: the exchange of the image's v1/oci_manifest lookup (an OCI index).
+# oci IMAGE OS/ARCH[@OS_VERSION]...: the exchange of the image's v1/oci_manifest lookup (an OCI
+# index; an entry's os.version after @, as Windows builds carry it).
 oci() {
   local image=$1
   shift
   local index
   index=$(printf '%s\n' "$@" | jq -R . | jq -sc --arg d "$DIGEST" '{schemaVersion: 2,
     mediaType: "application/vnd.oci.image.index.v1+json",
-    manifests: [.[] | split("/") | {mediaType: "application/vnd.oci.image.manifest.v1+json", digest: $d,
-      size: 1234, platform: {os: .[0], architecture: .[1]}}]}')
+    manifests: [.[] | split("@") as [$p, $v] | ($p | split("/")) |
+      {mediaType: "application/vnd.oci.image.manifest.v1+json", digest: $d,
+      size: 1234, platform: ({os: .[0], architecture: .[1]} + if $v then {"os.version": $v} else {} end)}]}')
   printf -- "- type: Exchange\n  request: |\n    !OciManifest\n    image: %s\n  response:\n    type: Success\n    payload: '%s'\n" \
     "$image" "$index"
 }
