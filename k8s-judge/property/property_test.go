@@ -242,6 +242,8 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		} else {
 			report("%s: UPDATE minimum shares reached (%s)", h.Name(), updateMinimumsText())
 		}
+		report("%s: minimums too fine for %d cases (under %d cases each), not asserted: %s; of UPDATEs: %s",
+			h.Name(), judged.cases, minimumCount, judged.notAsserted(), updates.notAsserted(judged.cases))
 	}
 }
 

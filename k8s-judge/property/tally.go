@@ -2,6 +2,7 @@ package property
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -32,6 +33,11 @@ var groups = []string{"Pod", "workload"}
 // another OS (0.9%, minimum 1%): a CI run of 10^4 cases could fail for it.
 const (
 	minimumCases = 1000
+	// minimumCount: a minimum is asserted only where it stands for at least this many cases of
+	// the run (share times cases); a finer one varies too much there and is printed as not
+	// asserted (the kwctl pass's 1,000 cases of RAPID_SEED=10219583847295313359 judged one Pod
+	// UPDATE "no constraining new image", minimum 0.15%: 1.5 cases).
+	minimumCount = 3
 	// The checks below were given minimums in issue 43 (2,000-case runs of RAPID_SEED 1, 42 and
 	// 2026, with digest, mirror and short-name references and nested indexes drawn): a.
 	// 31.2%, 27.1%, 30.8%; the refusals' message 46.8%, 50.0%, 48.8%; lookup failures 3.0%,
@@ -297,6 +303,9 @@ func (t *tally) missed() []string {
 		out = append(out, fmt.Sprintf("lookups the time budget left out decided %s of the cases, above the maximum %.2g%%", t.share(count), 100*maxShareBudget))
 	}
 	for _, m := range minimums {
+		if tooFine(m.share, t.cases) {
+			continue
+		}
 		if count := m.count(t); float64(count) < m.share*float64(t.cases) {
 			out = append(out, fmt.Sprintf("%s in %s of the cases, below the minimum %.2g%%", m.name, t.share(count), 100*m.share))
 		}
@@ -322,6 +331,27 @@ func (t *tally) sharesText() string {
 		texts[i] = fmt.Sprintf("%s %d (%.2f%%; minimum %.2g%%)", m.name, count, 100*float64(count)/float64(max(t.cases, 1)), 100*m.share)
 	}
 	return strings.Join(texts, "; ")
+}
+
+// tooFine says whether a minimum share stands for fewer than minimumCount cases of a run of
+// cases cases: not asserted there.
+func tooFine(share float64, cases int) bool {
+	// Rounded, as 0.03% of 10^4 is 2.9999999999999996 in float64.
+	return math.Round(share*float64(cases)*1e6)/1e6 < minimumCount
+}
+
+// notAsserted names the minimums too fine for a run of cases cases (tooFine), else "none".
+func (t *tally) notAsserted() string {
+	var names []string
+	for _, m := range minimums {
+		if tooFine(m.share, t.cases) {
+			names = append(names, fmt.Sprintf("%s %.2g%%", m.name, 100*m.share))
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // minimumsText is the minimums as the run prints them.

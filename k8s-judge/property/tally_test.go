@@ -97,11 +97,13 @@ func TestTallyMinimums(t *testing.T) {
 // counts only where it was judged (not counted apart).
 func TestUpdateTallyMinimums(t *testing.T) {
 	labels := UpdateVerdict{Kind: updateLabels, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckNoNew}}
+	// 20,000 cases: every minimum stands for at least minimumCount cases (tooFine).
+	cases := 20 * minimumCases
 	u := newUpdateTally()
-	for range minimumCases / 5 {
+	for range cases / 5 {
 		u.add(labels)
 	}
-	missed := strings.Join(u.missed(minimumCases), "; ")
+	missed := strings.Join(u.missed(cases), "; ")
 	for _, want := range []string{"UPDATEs refused in 0", "UPDATEs with a new image accepted unchanged in 0", "gated Pods pinned on UPDATE in 0",
 		"judged on its Node (readNodes) in 0", "UPDATEs " + updateSwap + " in 0", "UPDATEs " + updateEphemeral + " in 0",
 		"UPDATEs " + updateScale + " in 0", "UPDATEs " + updateSetImage + " in 0", "only NodePools Karpenter ignores the Pod on run in 0",
@@ -114,7 +116,7 @@ func TestUpdateTallyMinimums(t *testing.T) {
 	if strings.Contains(missed, "UPDATEs in") || strings.Contains(missed, updateLabels) || strings.Contains(missed, updCheckNotPatched) || strings.Contains(missed, updCheckNoNew) {
 		t.Errorf("missed %q: the label-only UPDATEs reach their minimums", missed)
 	}
-	for range minimumCases / 20 {
+	for range cases / 20 {
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Bound: true, Judged: []string{updCheckNotPatched, updCheckBound}})
 		u.add(UpdateVerdict{Kind: updateEphemeral, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAdmitted}})
 		u.add(UpdateVerdict{Kind: updateSwap, Outcome: outcomePatched, Gated: true, PoolsOnly: true, Judged: []string{updCheckA, updCheckGatedPin}})
@@ -124,23 +126,60 @@ func TestUpdateTallyMinimums(t *testing.T) {
 		u.add(UpdateVerdict{Kind: updateScale, Workload: true, Outcome: outcomeUnchanged, Judged: []string{updCheckScale}})
 		u.add(UpdateVerdict{Kind: updateSetImage, Workload: true, Outcome: outcomePatched, Judged: []string{updCheckTemplate}})
 	}
-	if missed := u.missed(minimumCases); len(missed) > 0 {
+	if missed := u.missed(cases); len(missed) > 0 {
 		t.Errorf("missed %v, want none", missed)
 	}
-	if u.poolsOnly != minimumCases/20 {
-		t.Errorf("poolsOnly = %d, want %d: those counted apart are not judged", u.poolsOnly, minimumCases/20)
+	if u.poolsOnly != cases/20 {
+		t.Errorf("poolsOnly = %d, want %d: those counted apart are not judged", u.poolsOnly, cases/20)
 	}
 	// UPDATEs whose lookups the time budget left out: up to maxShareBudget of the cases.
 	budget := UpdateVerdict{Kind: updateSwap, Outcome: outcomeRejected, Apart: apartBudget, Judged: []string{updCheckNotPatched, updCheckLookup}}
-	for range int(maxShareBudget * minimumCases) {
+	for range int(maxShareBudget * float64(cases)) {
 		u.add(budget)
 	}
-	if missed := u.missed(minimumCases); len(missed) > 0 {
+	if missed := u.missed(cases); len(missed) > 0 {
 		t.Errorf("missed %v at the maximum share of time budgets spent, want none", missed)
 	}
 	u.add(budget)
-	if missed := strings.Join(u.missed(minimumCases), "; "); !strings.Contains(missed, "UPDATEs whose lookups the time budget left out in ") {
+	if missed := strings.Join(u.missed(cases), "; "); !strings.Contains(missed, "UPDATEs whose lookups the time budget left out in ") {
 		t.Errorf("missed %q, want the time budget's maximum passed", missed)
+	}
+}
+
+// TestTooFineMinimums: a minimum is asserted where it stands for minimumCount cases or more; the
+// UPDATE checks' finer ones are not in a 1,000-case run (the kwctl pass), and a run that misses
+// only those passes; in 10^4 cases (CI's run) every minimum is asserted.
+func TestTooFineMinimums(t *testing.T) {
+	if !tooFine(0.0015, 1000) || tooFine(0.003, 1000) || tooFine(minSharePoolsOnly, 10*minimumCases) {
+		t.Errorf("tooFine: want 0.15%% of 1,000 cases too fine, 0.3%% not, nor any minimum in 10^4 cases")
+	}
+	u := newUpdateTally()
+	for range 200 {
+		u.add(UpdateVerdict{Kind: updateLabels, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckNoNew}})
+	}
+	for range 20 {
+		for _, kind := range updateKinds {
+			u.add(UpdateVerdict{Kind: kind, Outcome: outcomeRejected, Judged: []string{updCheckNotPatched, updCheckAdmitted}})
+			u.add(UpdateVerdict{Kind: kind, Outcome: outcomeUnchanged, Judged: []string{updCheckNotPatched, updCheckAdmitted}})
+		}
+	}
+	if missed := u.missed(minimumCases); len(missed) > 0 {
+		t.Errorf("missed %v in 1,000 cases, want none: the others are too fine for it", missed)
+	}
+	notAsserted := u.notAsserted(minimumCases)
+	for _, want := range []string{"UPDATEs judged " + updCheckAnywhere + " 0.15%", "UPDATEs judged " + updCheckA + " 0.2%", "only NodePools Karpenter ignores the Pod on run 0.03%"} {
+		if !strings.Contains(notAsserted, want) {
+			t.Errorf("not asserted %q, want %q in it", notAsserted, want)
+		}
+	}
+	if strings.Contains(notAsserted, "UPDATEs refused") {
+		t.Errorf("not asserted %q: refused (0.85%%) stands for 8.5 cases", notAsserted)
+	}
+	if missed := strings.Join(u.missed(10*minimumCases), "; "); !strings.Contains(missed, "UPDATEs judged "+updCheckAnywhere+" in 0") {
+		t.Errorf("missed %q in 10^4 cases, want no constraining new image in it", missed)
+	}
+	if got := u.notAsserted(10 * minimumCases); got != "none" {
+		t.Errorf("not asserted %q in 10^4 cases, want none", got)
 	}
 }
 
