@@ -147,8 +147,8 @@ func TestUpdateTallyMinimums(t *testing.T) {
 }
 
 // TestTooFineMinimums: a minimum is asserted where it stands for minimumCount cases or more; the
-// UPDATE checks' finer ones are not in a 1,000-case run (the kwctl pass), and a run that misses
-// only those passes; in 10^4 cases (CI's run) every minimum is asserted.
+// finer ones are not in a 1,000-case run (the kwctl pass), and a run that misses only those
+// passes; in 10^4 cases (CI's run) every UPDATE minimum is asserted, and the cases' finer ones.
 func TestTooFineMinimums(t *testing.T) {
 	if !tooFine(0.0015, 1000) || tooFine(0.003, 1000) || tooFine(minSharePoolsOnly, 10*minimumCases) {
 		t.Errorf("tooFine: want 0.15%% of 1,000 cases too fine, 0.3%% not, nor any minimum in 10^4 cases")
@@ -180,6 +180,26 @@ func TestTooFineMinimums(t *testing.T) {
 	}
 	if got := u.notAsserted(10 * minimumCases); got != "none" {
 		t.Errorf("not asserted %q in 10^4 cases, want none", got)
+	}
+	// The cases' minimums alike: all refused, 1,000 cases miss b. but not the finer "no image
+	// of a CPU architecture" (0.1%: one case), which 10^4 cases miss.
+	refused := Verdict{Rejected: true, Judged: []string{checkMessage, checkD}, Skipped: []string{skipRejected}}
+	noArch := "no image of a CPU architecture looked up, judged"
+	for _, tc := range []struct {
+		cases        int
+		missesNoArch bool
+	}{{minimumCases, false}, {10 * minimumCases, true}} {
+		run := newTally()
+		for range tc.cases {
+			run.add("Pod", refused)
+		}
+		missed := strings.Join(run.missed(), "; ")
+		if !strings.Contains(missed, "b. judged in 0") || strings.Contains(missed, noArch) != tc.missesNoArch {
+			t.Errorf("%d cases: missed %q, want b. in it, and %q in it: %v", tc.cases, missed, noArch, tc.missesNoArch)
+		}
+		if notAsserted := run.notAsserted(); strings.Contains(notAsserted, noArch) == tc.missesNoArch {
+			t.Errorf("%d cases: not asserted %q, want %q in it: %v", tc.cases, notAsserted, noArch, !tc.missesNoArch)
+		}
 	}
 }
 

@@ -702,7 +702,7 @@ func (t *updateTally) lines(cases int) []string {
 }
 
 // Minimum shares of the cases (all kinds) in UPDATEs, asserted from minimumCases cases up as
-// tally.go's: about half the lowest share seen in 2,000-case runs of RAPID_SEED 1, 2026 and 7
+// tally.go's, each where it stands for minimumCount cases or more (tooFine): about half the lowest share seen in 2,000-case runs of RAPID_SEED 1, 2026 and 7
 // (in the comments, in that order; RAPID_SEED 42 fails at its case 1638, a CREATE).
 const (
 	// Pod UPDATEs judged (refused CREATEs are not updated): 15.2%, 13.4%, 14.1%.
