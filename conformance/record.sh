@@ -260,22 +260,22 @@ pod_request "$(containers $N/multi:1.0 | jq -c '. + {nodeSelector: {"kubernetes.
 record nodes-karpenter-min-values-own-selector "readNodes: the NodePool of minValues 2 on the architecture and a Pod whose nodeSelector asks for arm64 (its image runs on both): not the Pod's (refused)" --session "$S" "${readnodes[@]}"
 # An arm64 NodePool and a Pod whose term admits arm64 only on nodes without beta.kubernetes.io/arch:
 # every node a pool creates has it (its kubelet sets it), so the pool is not the Pod's (refused).
-{ oci $N/arm64-only:1.0 linux/arm64
+# The session of an arm64-only image, amd64 Nodes and an arm64 NodePool (graviton).
+arm64_pool_session() {
+  oci $N/arm64-only:1.0 linux/arm64
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
   list_nodes "kubernetes.io/os=windows" "$EMPTY"
   list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY"
-  list_pools "$(node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
+  list_pools "$(node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"
+}
+arm64_pool_session >"$S"
 pod_request "$(containers $N/arm64-only:1.0 | jq -c '. + {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
   {matchExpressions: [{key: "beta.kubernetes.io/arch", operator: "NotIn", values: ["arm64"]}]}]}}}}')"
 record nodes-karpenter-beta-label "readNodes: an arm64 NodePool and a Pod whose term admits arm64 only on nodes without beta.kubernetes.io/arch, which the pool's nodes have: not the Pod's (refused)" --session "$S" "${readnodes[@]}"
 # A Pod Karpenter's provisioner ignores (a required term with matchFields: Provisioner.Validate):
 # the arm64 NodePool creates no node for it, so an arm64-only Pod that no Node runs is refused,
 # naming why (f7bc409; k8s-judge's control plane: such Pods stayed Pending).
-{ oci $N/arm64-only:1.0 linux/arm64
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
-  list_nodes "kubernetes.io/os=windows" "$EMPTY"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY"
-  list_pools "$(node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
+arm64_pool_session >"$S"
 NAMES_FIELDS='{affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
   {matchFields: [{key: "metadata.name", operator: "NotIn", values: ["amd-1"]}]}]}}}}'
 pod_request "$(containers $N/arm64-only:1.0 | jq -c ". + $NAMES_FIELDS")"
@@ -437,11 +437,7 @@ record update-gated-pinned "A Pod with schedulingGates whose image is swapped to
 # The same, of a Pod with matchFields, readNodes, amd64 Nodes and an arm64 NodePool: Karpenter
 # reads the Pod once its gates are removed and then ignores it, so the pool serves the pin
 # nothing and the arm64-only image is refused, as on CREATE (5eb9502).
-{ oci $N/arm64-only:1.0 linux/arm64
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch notin (arm64)" "$(amd_nodes | node_list)"
-  list_nodes "kubernetes.io/os=windows" "$EMPTY"
-  list_nodes "kubernetes.io/os=linux,kubernetes.io/arch in (arm64)" "$EMPTY"
-  list_pools "$(node_pool graviton '[{"key":"kubernetes.io/arch","operator":"In","values":["arm64"]},{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]' | pool_list)"; } >"$S"
+arm64_pool_session >"$S"
 gated=$(containers $N/multi:1.0 | jq -c ". + $NAMES_FIELDS + {schedulingGates: [{name: \"example.com/wait\"}]}")
 pod_update_request "" "$gated" "$(echo "$gated" | jq -c --arg i "$N/arm64-only:1.0" '.containers[0].image = $i')"
 record update-gated-karpenter-ignored "readNodes: a Pod with schedulingGates and matchFields whose image is swapped to an arm64-only one, amd64 Nodes and an arm64 NodePool Karpenter ignores it on: refused, not pinned to wait for ever" \
