@@ -166,39 +166,44 @@ pub const IMAGE_CONFIG_MEDIA_TYPES: [&str; 2] = [
     "application/vnd.docker.container.image.v1+json",
 ];
 
+/// What an index lists: the indexes it nests (by digest), and its entries' platforms.
+fn listed(entries: Vec<RawEntry>) -> Listed {
+    let mut listed = Listed::default();
+    for entry in entries {
+        let is_index = entry
+            .media_type
+            .as_deref()
+            .is_some_and(|media_type| INDEX_MEDIA_TYPES.contains(&media_type));
+        if is_index && !entry.annotations.0 {
+            listed
+                .nested
+                .push(entry.digest.as_deref().unwrap_or_default().to_string());
+            continue;
+        }
+        listed.entries += 1;
+        let Some(platform) = entry.platform.filter(|_| !entry.annotations.0) else {
+            continue;
+        };
+        match platform::declared(
+            platform.os.as_deref(),
+            platform.architecture.as_deref(),
+            platform.os_version.as_deref(),
+        ) {
+            Declared::Runnable(platform) => listed.builds.platforms.push(platform),
+            Declared::WebAssembly => listed.builds.webassembly = true,
+            Declared::Odd(value) => listed.builds.left_out.push(value),
+            Declared::NotAnImage => {}
+        }
+    }
+    listed
+}
+
 /// Reads a manifest, image index or Docker manifest list.
 pub fn parse_manifest(raw: &[u8]) -> Result<Manifest, String> {
     let manifest: RawManifest = serde_json::from_slice(raw)
         .map_err(|e| format!("the registry's answer is not a manifest: {e}"))?;
     if let Some(entries) = manifest.manifests {
-        let mut listed = Listed::default();
-        for entry in entries {
-            let is_index = entry
-                .media_type
-                .as_deref()
-                .is_some_and(|media_type| INDEX_MEDIA_TYPES.contains(&media_type));
-            if is_index && !entry.annotations.0 {
-                listed
-                    .nested
-                    .push(entry.digest.as_deref().unwrap_or_default().to_string());
-                continue;
-            }
-            listed.entries += 1;
-            let Some(platform) = entry.platform.filter(|_| !entry.annotations.0) else {
-                continue;
-            };
-            match platform::declared(
-                platform.os.as_deref(),
-                platform.architecture.as_deref(),
-                platform.os_version.as_deref(),
-            ) {
-                Declared::Runnable(platform) => listed.builds.platforms.push(platform),
-                Declared::WebAssembly => listed.builds.webassembly = true,
-                Declared::Odd(value) => listed.builds.left_out.push(value),
-                Declared::NotAnImage => {}
-            }
-        }
-        return Ok(Manifest::Index(listed));
+        return Ok(Manifest::Index(listed(entries)));
     }
     if let Some(config) = manifest.config {
         let config_type = config.media_type.as_deref().unwrap_or_default();

@@ -34,63 +34,30 @@ pub fn resolve_images(
     settings: &Settings,
     registry: &mut dyn Registry,
 ) -> Vec<ImagePlatforms> {
-    let mut by_lookup: BTreeMap<String, Found> = BTreeMap::new();
     let mut lookups = Lookups {
         registry,
         manifests: Vec::new(),
+        by_lookup: BTreeMap::new(),
     };
-    let mut resolved: Vec<ImagePlatforms> = Vec::with_capacity(images.len());
-    for image in images {
-        let written = image.reference;
-        let found = match ImageRef::parse(written) {
-            Err(reason) => Err(format!("invalid image reference: {reason}")),
-            Ok(reference) => {
-                let canonical = reference.to_string();
-                if let Some(platforms) = configured_platforms(settings, written, &canonical) {
-                    Ok(Builds {
-                        platforms,
-                        ..Builds::default()
-                    })
-                } else {
-                    let lookup = match settings.registry_mirrors.get(&reference.registry) {
-                        Some(mirror) => reference.mirrored(mirror),
-                        None => reference,
-                    };
-                    let container = image.volume.is_none();
-                    by_lookup
-                        .entry(lookup.to_string())
-                        .or_insert_with_key(|name| {
-                            lookups.image(name, &lookup, container).map_err(|reason| {
-                                if name.as_str() == written {
-                                    reason
-                                } else {
-                                    // The name first: error chains end with their root cause,
-                                    // which messages keep when they are cut.
-                                    format!("as {name}: {reason}")
-                                }
-                            })
-                        })
-                        .clone()
-                }
+    images
+        .iter()
+        .map(|image| {
+            let found = match lookups.found(image, settings) {
+                Ok(builds) if builds.platformless => Learned::Platformless,
+                Ok(builds) => Learned::Built {
+                    platforms: builds.platforms,
+                    left_out: builds.left_out,
+                    webassembly: builds.webassembly,
+                },
+                Err(reason) => Learned::Failed(reason),
+            };
+            ImagePlatforms {
+                image: image.reference.to_string(),
+                volume: image.volume.map(str::to_string),
+                found,
             }
-        };
-        let volume = image.volume.map(str::to_string);
-        let found = match found {
-            Ok(builds) if builds.platformless => Learned::Platformless,
-            Ok(builds) => Learned::Built {
-                platforms: builds.platforms,
-                left_out: builds.left_out,
-                webassembly: builds.webassembly,
-            },
-            Err(reason) => Learned::Failed(reason),
-        };
-        resolved.push(ImagePlatforms {
-            image: written.to_string(),
-            volume,
-            found,
-        });
-    }
-    resolved
+        })
+        .collect()
 }
 
 /// The platforms configured for an image by `imagePlatforms` (first matching entry), if any:
@@ -129,9 +96,44 @@ pub fn configured_platforms(
 struct Lookups<'r> {
     registry: &'r mut dyn Registry,
     manifests: Vec<(String, Result<Manifest, String>)>,
+    /// What each image looked up is built for, by the reference it was looked up as.
+    by_lookup: BTreeMap<String, Found>,
 }
 
 impl Lookups<'_> {
+    /// What `image` is built for: by `imagePlatforms`, else by one lookup per canonical
+    /// reference (after the registry's mirror).
+    fn found(&mut self, image: &PodImage, settings: &Settings) -> Found {
+        let written = image.reference;
+        let reference = ImageRef::parse(written)
+            .map_err(|reason| format!("invalid image reference: {reason}"))?;
+        let canonical = reference.to_string();
+        if let Some(platforms) = configured_platforms(settings, written, &canonical) {
+            return Ok(Builds {
+                platforms,
+                ..Builds::default()
+            });
+        }
+        let lookup = match settings.registry_mirrors.get(&reference.registry) {
+            Some(mirror) => reference.mirrored(mirror),
+            None => reference,
+        };
+        let name = lookup.to_string();
+        if let Some(found) = self.by_lookup.get(&name) {
+            return found.clone();
+        }
+        let found = self
+            .image(&name, &lookup, image.volume.is_none())
+            .map_err(|reason| match name == written {
+                true => reason,
+                // The name first: error chains end with their root cause, which messages keep
+                // when they are cut.
+                false => format!("as {name}: {reason}"),
+            });
+        self.by_lookup.insert(name, found.clone());
+        found
+    }
+
     /// `oci/v1/oci_manifest` of `name`, parsed, at most once per evaluation.
     fn manifest(&mut self, name: &str) -> Result<Manifest, String> {
         // Sorted by name: a binary search (a map would add more code to the module).

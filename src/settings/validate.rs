@@ -12,6 +12,7 @@ impl Settings {
         self.check_cluster()?;
         self.check_images()?;
         self.check_preferences()?;
+        self.check_fallback()?;
         self.check_tolerations()?;
         self.check_runtime()?;
         self.check_cluster_source()
@@ -69,8 +70,7 @@ impl Settings {
         Ok(())
     }
 
-    /// Where the Pod is preferred or guessed to run: `preferredArchitecture(s)` with their
-    /// weights, and `fallbackArchitectures` (under `onLookupFailure: ignoreImage` only).
+    /// Where the Pod is preferred to run: `preferredArchitecture(s)` with their weights.
     fn check_preferences(&self) -> Result<(), String> {
         if let Some(preferred) = &self.preferred_architecture {
             platform::check_known_architecture("preferredArchitecture", preferred)?;
@@ -114,7 +114,11 @@ impl Settings {
             .iter()
             .map(|entry| &entry.architecture)
             .collect();
-        no_duplicates("preferredArchitectures", &preferred)?;
+        no_duplicates("preferredArchitectures", &preferred)
+    }
+
+    /// `fallbackArchitectures`: known architectures, under `onLookupFailure: ignoreImage` only.
+    fn check_fallback(&self) -> Result<(), String> {
         for (index, arch) in self.fallback_architectures.iter().enumerate() {
             self.check_architecture(&format!("fallbackArchitectures[{index}]"), arch)?;
         }
