@@ -214,6 +214,15 @@ pub fn every_architecture() -> Architectures {
         .collect()
 }
 
+/// The architectures nodes may have, as a set of them says: the set, or, when it is empty (they
+/// are unknown), every architecture a node can report.
+pub fn or_every(architectures: &Architectures) -> Architectures {
+    match architectures.is_empty() {
+        true => every_architecture(),
+        false => architectures.clone(),
+    }
+}
+
 /// Joins architectures for messages and annotations: `amd64,arm64`.
 pub fn join(architectures: &Architectures, separator: &str) -> String {
     architectures

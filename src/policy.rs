@@ -1,20 +1,21 @@
-//! The admission request routed to the decision: a Pod CREATE to `decide::decide_pod`, a Pod
-//! UPDATE (the Pod itself, or its `ephemeralcontainers` subresource) to `decide::decide_update`, a
-//! workload to `decide::workload` (which applies the same decision to its Pod template),
-//! anything else accepted. The data flows one way: request (`lib.rs`) -> read (`read::pod`,
-//! `read::constraint`, `read::resolve`) -> decide (`decide`) -> edit (`edit::pin`) -> response
-//! (`lib.rs`).
+//! The admission request routed through the steps, once each: `read` the Pod (or a workload's
+//! Pod template) and, for a Pod UPDATE, the images it did not run before; `decide` on what was
+//! read (`decide::create`, `decide::update`); `edit` the object with the plan at the end. Anything
+//! else is accepted. The request comes from `lib.rs`, and the response goes back there.
 
 use serde_json::Value;
 
-use crate::decide;
-use crate::decide::workload;
-pub use crate::decide::{
-    Decision, Outcome, Subject, Verdict, ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION, PREFIX,
-};
+use crate::decide::{self, Answer, Subject};
+use crate::edit::write;
 use crate::host::cluster::Cluster;
 use crate::host::registry::Registry;
-use crate::settings::Settings;
+use crate::read::pod::{self, Pod};
+use crate::read::workload;
+use crate::settings::{Settings, TemplateMode};
+
+pub use crate::edit::write::ARCHITECTURES_ANNOTATION;
+pub use crate::message::PREFIX;
+pub use crate::read::pod::PREFERRED_ANNOTATION;
 
 /// The admission request fields the decision reads.
 #[derive(Debug, Clone)]
@@ -25,6 +26,49 @@ pub struct Request<'a> {
     pub object: Value,
     /// The object before an UPDATE (null otherwise).
     pub old_object: &'a Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict<Object = Value> {
+    /// Let the object through unchanged.
+    Accept,
+    /// Let the object through as given (the whole object, changed only where needed).
+    Mutate(Object),
+    /// Refuse it with this message.
+    Reject(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision<Object = Value> {
+    pub verdict: Verdict<Object>,
+    pub warnings: Vec<String>,
+}
+
+impl Decision {
+    pub fn accept(warnings: Vec<String>) -> Decision {
+        Decision {
+            verdict: Verdict::Accept,
+            warnings,
+        }
+    }
+
+    /// The decision on `object` from the answer on it (or on the Pod template at `template`):
+    /// its plan written into it where `write` says so.
+    fn of(answer: Answer, mut object: Value, template: &[&str], write: bool) -> Decision {
+        let (verdict, warnings) = match answer {
+            Answer::Rejected(message, warnings) => (Verdict::Reject(message), warnings),
+            Answer::Pinned(plan, warnings) if write => {
+                if let Some(pod) = workload::template_mut(&mut object, template) {
+                    write::write(pod, &plan);
+                }
+                (Verdict::Mutate(object), warnings)
+            }
+            Answer::Pinned(_, warnings) | Answer::Unchanged(warnings) => {
+                (Verdict::Accept, warnings)
+            }
+        };
+        Decision { verdict, warnings }
+    }
 }
 
 /// Decides on one admission request.
@@ -41,40 +85,63 @@ pub fn evaluate(
         return Decision::accept(Vec::new());
     }
     if request.kind != "Pod" {
-        return workload::evaluate(
-            request.kind,
-            request.operation,
-            request.object,
-            request.old_object,
-            settings,
-            registry,
-            cluster,
-        );
+        return evaluate_workload(request, settings, registry, cluster);
     }
-    let mut pod = request.object;
-    let outcome = match request.operation {
-        "CREATE" => {
-            let subject = Subject {
-                name: "Pod",
-                daemon_set: false,
-                one_per_node: false,
-                after_admission: false,
-                adds_terms: true,
-            };
-            decide::decide_pod(&mut pod, subject, settings, registry, cluster)
+    let answer = {
+        let pod = Pod::read(&request.object, settings);
+        match request.operation {
+            "CREATE" => decide::create(&pod, Subject::Pod, settings, registry, cluster),
+            // An image swapped in, or an ephemeral container added (`kubectl debug`).
+            "UPDATE" => {
+                let new = pod::new_images(&request.object, request.old_object);
+                decide::update(&pod, &new, settings, registry, cluster)
+            }
+            _ => return Decision::accept(Vec::new()),
         }
-        // An image swapped in, or an ephemeral container added (`kubectl debug`).
-        "UPDATE" => {
-            decide::decide_update(&mut pod, request.old_object, settings, registry, cluster)
-        }
-        _ => return Decision::accept(Vec::new()),
     };
-    match outcome {
-        Outcome::Unchanged(warnings) => Decision::accept(warnings),
-        Outcome::Changed(warnings) => Decision {
-            verdict: Verdict::Mutate(pod),
-            warnings,
-        },
-        Outcome::Rejected(message, warnings) => Decision::reject(message, warnings),
+    Decision::of(answer, request.object, &[], true)
+}
+
+/// A workload CREATE or UPDATE: the same decision on its Pod template at apply time, so that a
+/// workload whose Pods could never run is refused when it is applied, not in a retry loop later.
+fn evaluate_workload(
+    request: Request<'_>,
+    settings: &Settings,
+    registry: &mut dyn Registry,
+    cluster: &mut dyn Cluster,
+) -> Decision {
+    let (kind, object) = (request.kind, request.object);
+    let Some(path) = workload::template_path(kind) else {
+        return Decision::accept(Vec::new());
+    };
+    if !matches!(request.operation, "CREATE" | "UPDATE")
+        || workload::owned_by_checked_controller(kind, &object)
+    {
+        return Decision::accept(Vec::new());
     }
+    let template = workload::template(&object, path);
+    if request.operation == "UPDATE"
+        && workload::scheduling_view(template, settings)
+            == workload::scheduling_view(workload::template(request.old_object, path), settings)
+    {
+        return Decision::accept(Vec::new());
+    }
+    if !template["spec"].is_object() {
+        return Decision::accept(Vec::new());
+    }
+    let mode = match kind {
+        "DaemonSet" if settings.daemon_set_templates == TemplateMode::Mutate => {
+            TemplateMode::Mutate
+        }
+        _ => settings.workload_templates,
+    };
+    let subject = Subject::Template {
+        mode,
+        daemon_set: kind == "DaemonSet",
+    };
+    let answer = {
+        let pod = Pod::read(template, settings);
+        decide::create(&pod, subject, settings, registry, cluster)
+    };
+    Decision::of(answer, object, path, mode == TemplateMode::Mutate)
 }

@@ -15,8 +15,8 @@ const FLOORS: [(&str, u8); 11] = [
     ("settings", 1),
     ("read", 2),
     ("message", 3),
-    ("edit", 4),
-    ("decide", 5),
+    ("decide", 4),
+    ("edit", 5),
     ("policy", 6),
     ("lib", 7),
     ("main", 7),
@@ -149,10 +149,27 @@ fn every_import_goes_down_or_stays_in_its_room() {
     }
     assert_eq!(upward, Vec::<String>::new(), "imports up or across a floor");
     // Not vacuous: the rooms import the floors below them.
-    assert!(graph["decide::settle"].contains("edit::pin"));
-    assert!(graph["read::nodes"].contains("read::cache"));
-    assert!(graph["read::cache"].contains("host::cluster"));
-    assert!(graph["edit::pin"].contains("edit::tolerations"));
+    assert!(graph["edit::write"].contains("decide::plan"));
+    assert!(graph["decide::node_reads"].contains("read::cluster"));
+    assert!(graph["read::cluster"].contains("host::cluster"));
+    assert!(graph["policy"].contains("edit::write"));
+}
+
+#[test]
+fn the_decision_holds_no_json_and_edits_nothing() {
+    // decide/ works on the models read/ returns and gives back a plan: it holds no JSON value
+    // and imports nothing of edit/, which writes the plan once, at the end.
+    let files = sources();
+    let graph = imports(&files);
+    for (module, code) in files.iter().filter(|(m, _)| m.starts_with("decide")) {
+        assert!(!code.contains("serde_json"), "{module} holds serde_json");
+        let edits: Vec<&String> = graph[module]
+            .iter()
+            .filter(|m| m.starts_with("edit"))
+            .collect();
+        assert!(edits.is_empty(), "{module} imports {edits:?}");
+    }
+    assert!(files.keys().filter(|m| m.starts_with("decide")).count() > 10);
 }
 
 #[test]

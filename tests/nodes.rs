@@ -838,7 +838,7 @@ fn a_term_that_admits_nodes_without_the_beta_label_keeps_the_virtual_node() {
         ]));
         // The policy run on its own output leaves it as it is.
         let pinned = match &r.decision.verdict {
-            image_arch_affinity::decide::Verdict::Mutate(pod) => pod.clone(),
+            image_arch_affinity::policy::Verdict::Mutate(pod) => pod.clone(),
             other => panic!("not pinned: {other:?}"),
         };
         let mut cluster = FixtureCluster::of(amd64_arm64_and_virtual());
@@ -903,7 +903,7 @@ fn a_pod_pinned_with_a_copy_for_nodes_without_an_architecture_label_is_left_as_i
         let original = pod(&["ghcr.io/org/amd64-only:1"], spec);
         let first = node_aware(&mut cluster, &original, json!({}));
         let pinned = match &first.decision.verdict {
-            image_arch_affinity::decide::Verdict::Mutate(pod) => pod.clone(),
+            image_arch_affinity::policy::Verdict::Mutate(pod) => pod.clone(),
             other => panic!("not pinned: {other:?}"),
         };
         let mut cluster = FixtureCluster::of(nodes());
@@ -951,7 +951,7 @@ fn match_node_labels_and_windows_builds_never_narrow_a_term_for_nodes_without_an
                     {"key": "beta.kubernetes.io/arch", "operator": "DoesNotExist"}]}]}}}}
     ]));
     let pinned = match &first.decision.verdict {
-        image_arch_affinity::decide::Verdict::Mutate(pod) => pod.clone(),
+        image_arch_affinity::policy::Verdict::Mutate(pod) => pod.clone(),
         other => panic!("not pinned: {other:?}"),
     };
     let mut cluster = FixtureCluster::of(amd64_arm64_and_virtual());

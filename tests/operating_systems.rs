@@ -18,7 +18,7 @@ fn mixed_settings(extra: Value) -> Value {
 
 fn terms(run: &Run) -> Value {
     match &run.decision.verdict {
-        image_arch_affinity::decide::Verdict::Mutate(pod) => pod["spec"]["affinity"]
+        image_arch_affinity::policy::Verdict::Mutate(pod) => pod["spec"]["affinity"]
             ["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
             .clone(),
         other => panic!("not mutated: {other:?}"),

@@ -1244,7 +1244,7 @@ fn workload_templates_admit_exactly_the_nodes_that_run_their_images() {
 // OS (Nodes of every architecture and OS, with and without beta labels, some known only by their
 // status) and the generated Pods and templates above (those bound to a node aside: with
 // `readNodes` they are checked against it). Every Node call is a list whose selector is one of
-// the fixed set (`nodes::selectors`, issue 20), at most two per evaluation.
+// the fixed set (`selectors::all`, issue 20), at most two per evaluation.
 
 /// A cluster: Nodes (OS, architecture, beta labels, known only by `status.nodeInfo`) and the
 /// autoscaled pools of each OS.
@@ -1630,7 +1630,12 @@ fn check_node_aware(
     let default_os = case.settings["defaultOperatingSystem"]
         .as_str()
         .unwrap_or("linux");
-    let os = image_arch_affinity::read::constraint::Constraints::read_pod(&case.pod, default_os).os;
+    let os = image_arch_affinity::read::constraint::Constraints::read_pod(
+        &case.pod["spec"],
+        image_arch_affinity::read::pod::chosen_operating_system(&case.pod),
+        default_os,
+    )
+    .os;
     let mut cluster = cluster.clone();
     if cluster.architectures(&os).is_empty() {
         // At least one Node of the Pod's OS (a Pod of an OS no node runs is refused unread).
@@ -1784,7 +1789,7 @@ fn check_node_aware(
     let (with_nodes, calls) = evaluate(&node_aware);
     let (with_setting, none) = evaluate(&fixed);
     prop_assert!(none.is_empty());
-    let selectors = image_arch_affinity::read::nodes::selectors();
+    let selectors = image_arch_affinity::read::selectors::all();
     let pool_reads = calls
         .iter()
         .filter(|c| *c == common::NODE_POOLS_CALL)

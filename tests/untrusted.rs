@@ -143,7 +143,7 @@ fn match_node_labels_copies_only_values_a_node_label_can_hold() {
 // ---- properties over hostile values ----
 
 use image_arch_affinity::policy::Verdict;
-use image_arch_affinity::read::nodes;
+use image_arch_affinity::read::selectors;
 use image_arch_affinity::settings::names::check_label_value;
 use proptest::prelude::*;
 
@@ -355,7 +355,7 @@ proptest! {
         for value in &values {
             prop_assert!(check_label_value(value).is_ok(), "patch value {:?} in {:?}", value, run.patch);
         }
-        let selectors = nodes::selectors();
+        let selectors = selectors::all();
         // The NodePool list, once, with no selector.
         prop_assert!(calls.iter().filter(|c| *c == NODE_POOLS_CALL).count() <= 1, "{:?}", calls);
         let calls: Vec<&String> = calls.iter().filter(|c| *c != NODE_POOLS_CALL).collect();

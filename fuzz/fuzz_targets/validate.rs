@@ -4,12 +4,12 @@
 //! Input layout: the request payload, then host answers, separated by 0xFF bytes (never valid in
 //! UTF-8 JSON). Answers are served in turn to every host call; an answer starting with `!` is a
 //! host error. Checked on every input: the answer is a well-formed ValidationResponse; every Node
-//! label selector sent is one of the fixed set (`nodes::selectors`); and, when the settings are
+//! label selector sent is one of the fixed set (`selectors::all`); and, when the settings are
 //! ones the policy loads, every node label value the mutation adds is a valid label value.
 #![no_main]
 
 use image_arch_affinity::host::cluster::Cluster;
-use image_arch_affinity::read::nodes;
+use image_arch_affinity::read::selectors;
 use image_arch_affinity::host::registry::Registry;
 use image_arch_affinity::settings::names::check_label_value;
 use image_arch_affinity::settings::Settings;
@@ -96,7 +96,7 @@ fuzz_target!(|data: &[u8]| {
     let value: Value = serde_json::from_slice(&response).expect("response is JSON");
     assert!(value["accepted"].is_boolean(), "{value}");
     // Selectors from the fixed set only.
-    let fixed = nodes::selectors();
+    let fixed = selectors::all();
     for selector in &host.0.borrow().selectors {
         assert!(fixed.contains(selector), "selector outside the fixed set: {selector}");
     }

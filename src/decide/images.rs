@@ -2,12 +2,14 @@
 //! (`known_images`, `constraining`: failed lookups handled per `onLookupFailure`, WebAssembly
 //! builds apart) and the architectures they all run on for an OS (`image_architectures`).
 
+use std::ops::ControlFlow;
+
 use crate::message::{self, Failure, Refusal};
 use crate::platform::Architectures;
 use crate::read::resolve::{ImagePlatforms, Learned};
 use crate::settings::Settings;
 
-use super::outcome::{on_lookup_failure, Outcome};
+use super::answer::{on_lookup_failure, Answer, Step};
 
 /// Step 4: of the images looked up, those that constrain the Pod's architecture: all but the
 /// WebAssembly ones that run on any node (only WebAssembly builds, or a WebAssembly build and a
@@ -24,14 +26,14 @@ pub(super) fn constraining(
 
 /// Steps 3 and 4: the images whose platforms are known (platform-less artifacts left out),
 /// and those whose lookup failed (as `message::named` names them), after the failures were
-/// handled per `onLookupFailure` (warnings added to `warnings`); the error is the outcome when
-/// they decide it.
+/// handled per `onLookupFailure` (warnings added to `warnings`), or the answer when they settle
+/// it.
 pub(super) fn known_images<'a>(
     resolved: &'a [ImagePlatforms],
     subject: &str,
     settings: &Settings,
     warnings: &mut Vec<String>,
-) -> Result<(Vec<&'a ImagePlatforms>, Vec<String>), Outcome> {
+) -> Step<(Vec<&'a ImagePlatforms>, Vec<String>)> {
     // A platform-less artifact that only image volumes mount says nothing of where the Pod runs:
     // the Pod is decided as if it had no such volume.
     let (known, failed): (Vec<&ImagePlatforms>, Vec<&ImagePlatforms>) = resolved
@@ -45,7 +47,7 @@ pub(super) fn known_images<'a>(
             .map(|image| message::left_out(image)),
     );
     if failed.is_empty() {
-        return Ok((known, Vec::new()));
+        return ControlFlow::Continue((known, Vec::new()));
     }
     let failures: Vec<(String, &str)> = failed
         .iter()
@@ -55,11 +57,11 @@ pub(super) fn known_images<'a>(
         })
         .collect();
     on_lookup_failure(Failure::images(subject, &failures), settings, warnings)?;
-    // No image left: unchanged, unless `fallbackArchitectures` stand in for them (`steps`).
+    // No image left: unchanged, unless `fallbackArchitectures` stand in for them.
     if known.is_empty() && settings.fallback_architectures.is_empty() {
-        return Err(Outcome::Unchanged(std::mem::take(warnings)));
+        return ControlFlow::Break(Answer::Unchanged(std::mem::take(warnings)));
     }
-    Ok((known, failed.into_iter().map(message::named).collect()))
+    ControlFlow::Continue((known, failed.into_iter().map(message::named).collect()))
 }
 
 /// The architectures on which every known image runs for `os`; the error is the rejection

@@ -1,9 +1,8 @@
-//! Editing: a plan written into the Pod's JSON, changing only the fields it names (`json`: the
-//! paths; `affinity`: required and preferred node affinity; `tolerations`).
+//! Editing: the plan `decide` settled on, written into the Pod's JSON at the end (`write`),
+//! changing only the fields it names (`json`: the paths; `affinity`: node affinity terms).
 
 pub mod affinity;
 pub mod json;
-pub mod pin;
-pub mod tolerations;
+pub mod write;
 
 pub use self::json::{array_at, object_at};

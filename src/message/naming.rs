@@ -1,11 +1,9 @@
 //! How texts name an image: by its reference or its image volume, with the containers that run
 //! it after admission, with the architectures it runs on, and its index entries left out.
 
-use serde_json::Value;
-
 use super::text::{capped, PREFIX};
 use crate::platform::{self, Architectures};
-use crate::read::pod;
+use crate::read::pod::Pod;
 use crate::read::resolve::ImagePlatforms;
 
 /// An image as messages name it: `"REF"` when a container runs it, `volume "NAME" image "REF"`
@@ -40,8 +38,9 @@ pub(crate) fn left_out(image: &ImagePlatforms) -> String {
 
 /// A new image of a Pod after admission, with the containers that run it: `image "REF" of
 /// ephemeral container "debugger"`.
-pub(crate) fn run_by(image: &ImagePlatforms, pod: &Value) -> String {
-    let containers: Vec<String> = pod::containers_running(pod, &image.image)
+pub(crate) fn run_by(image: &ImagePlatforms, pod: &Pod) -> String {
+    let containers: Vec<String> = pod
+        .containers_running(&image.image)
         .into_iter()
         .map(|(kind, name)| format!("{kind} {name:?}"))
         .collect();

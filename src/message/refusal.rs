@@ -6,7 +6,6 @@ use super::naming::{describe_image, named};
 use super::text::{capped, Refusal, PREFIX};
 use crate::platform::{self, Architectures};
 use crate::read::constraint::{Admits, Constraints};
-use crate::read::nodes::Schedulable;
 use crate::read::resolve::ImagePlatforms;
 
 /// A Pod that asks for nodes of an OS no node runs.
@@ -39,25 +38,20 @@ pub(crate) fn daemon_set_os_not_in_cluster(refusal: &Refusal) -> String {
     )
 }
 
-/// The images run only where the cluster has no nodes (`schedulable`: the setting, or the Nodes
-/// read): the same sentence either way, the setting named last.
+/// The images run only where the cluster has no nodes (`nodes`: those of the setting, or of the
+/// Nodes read, whose `read` note says what was read): the same sentence either way, the setting
+/// named last.
 pub(crate) fn no_schedulable(
     common: &Architectures,
-    schedulable: &Schedulable,
+    nodes: &Architectures,
+    read: Option<&str>,
     subject: &str,
 ) -> Refusal {
-    let setting = if schedulable.from_nodes {
-        schedulable.note.as_str()
-    } else {
-        "setting schedulableArchitectures"
-    };
-    let nodes = match schedulable.architectures.is_empty() {
-        // Only NodePools the Pod cannot be given a node of (`Schedulable::beta_label_excluded`).
+    let setting = read.unwrap_or("setting schedulableArchitectures");
+    let nodes = match nodes.is_empty() {
+        // Only NodePools the Pod cannot be given a node of (their beta labels).
         true => format!("the cluster has no node the {subject} may run on"),
-        false => format!(
-            "the cluster's nodes are {}",
-            platform::join(&schedulable.architectures, ", ")
-        ),
+        false => format!("the cluster's nodes are {}", platform::join(nodes, ", ")),
     };
     Refusal::new(
         format!("{PREFIX}: the {subject}'s images all run only on "),
@@ -88,15 +82,14 @@ pub(crate) fn no_common_architecture(
 /// nodeSelector, else the required terms (with the nodeSelector), each blamed for what it
 /// admits, and `schedulableArchitectures` when the images run where the Pod asks but the cluster
 /// has no such nodes. `image_common` is every architecture the images run on, `common` those of
-/// them the cluster has.
+/// them the cluster has; `note` where the cluster's architectures come from.
 pub(crate) fn explain(
     constraints: &Constraints,
     subject: &str,
     image_common: &Architectures,
     common: &Architectures,
-    schedulable: &Schedulable,
+    note: &str,
 ) -> Refusal {
-    let note = &schedulable.note;
     let os = &constraints.os;
     let selected = constraints.selector_admits();
     let entries = constraints
@@ -106,30 +99,8 @@ pub(crate) fn explain(
         .collect::<Vec<_>>()
         .join(", ");
     if selected.among(common).is_empty() {
-        let stranded = selected.among(image_common);
         let lead = format!("{PREFIX}: the {subject}'s nodeSelector {entries} ");
-        if !stranded.is_empty() {
-            return Refusal::new(
-                lead,
-                format!("asks for {} nodes", platform::join(&stranded, ", ")),
-                format!(
-                    ", but the cluster has none ({note}); of those, its images run on: {}",
-                    platform::join(common, ", ")
-                ),
-            );
-        }
-        if selected == Admits::none() {
-            return Refusal::new(
-                lead,
-                format!("admits no {os} node of any architecture"),
-                format!("; its images all run on: {}", platform::join(common, ", ")),
-            );
-        }
-        return Refusal::new(
-            lead,
-            "asks for an architecture that its images do not run on".to_string(),
-            format!("; they all run on: {}", platform::join(common, ", ")),
-        );
+        return explain_selector(lead, &selected, os, image_common, common, note);
     }
     let terms = constraints.terms.as_deref().unwrap_or_default();
     if constraints.terms.is_some() && terms.is_empty() {
@@ -139,22 +110,7 @@ pub(crate) fn explain(
             "; give it at least one term, or remove it".to_string(),
         );
     }
-    let listing = terms
-        .iter()
-        .enumerate()
-        .map(|(index, term)| {
-            let admits = constraints.term_alone_admits(index);
-            if term.empty {
-                format!("term {index} has no requirement and matches no node")
-            } else if admits == Admits::none() {
-                // Read for the Pod's OS: a term may admit nodes of another (`os In [windows]`).
-                format!("term {index} admits no {os} node")
-            } else {
-                format!("term {index} admits {}", admits.describe())
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+    let listing = term_listing(constraints);
     let with_selector = if selected == Admits::All {
         String::new()
     } else {
@@ -181,6 +137,64 @@ pub(crate) fn explain(
             ". The cluster has no {} nodes ({note})",
             platform::join(&stranded, ", "),
         ),
+    )
+}
+
+/// Each required term with what it admits alone: `term 0 admits amd64; term 1 admits no linux
+/// node`.
+fn term_listing(constraints: &Constraints) -> String {
+    let os = &constraints.os;
+    let terms = constraints.terms.as_deref().unwrap_or_default();
+    terms
+        .iter()
+        .enumerate()
+        .map(|(index, term)| {
+            let admits = constraints.term_alone_admits(index);
+            if term.empty {
+                format!("term {index} has no requirement and matches no node")
+            } else if admits == Admits::none() {
+                // Read for the Pod's OS: a term may admit nodes of another (`os In [windows]`).
+                format!("term {index} admits no {os} node")
+            } else {
+                format!("term {index} admits {}", admits.describe())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Why the nodeSelector (`selected`: what it admits) keeps the Pod off every architecture its
+/// images run on (`image_common`) that the cluster has (`common`).
+fn explain_selector(
+    lead: String,
+    selected: &Admits,
+    os: &str,
+    image_common: &Architectures,
+    common: &Architectures,
+    note: &str,
+) -> Refusal {
+    let stranded = selected.among(image_common);
+    if !stranded.is_empty() {
+        return Refusal::new(
+            lead,
+            format!("asks for {} nodes", platform::join(&stranded, ", ")),
+            format!(
+                ", but the cluster has none ({note}); of those, its images run on: {}",
+                platform::join(common, ", ")
+            ),
+        );
+    }
+    if *selected == Admits::none() {
+        return Refusal::new(
+            lead,
+            format!("admits no {os} node of any architecture"),
+            format!("; its images all run on: {}", platform::join(common, ", ")),
+        );
+    }
+    Refusal::new(
+        lead,
+        "asks for an architecture that its images do not run on".to_string(),
+        format!("; they all run on: {}", platform::join(common, ", ")),
     )
 }
 

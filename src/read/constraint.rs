@@ -20,100 +20,14 @@
 use serde_json::Value;
 
 use crate::platform::{
-    self, Architectures, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, KNOWN_ARCHITECTURES,
+    Architectures, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, KNOWN_ARCHITECTURES,
     NODE_OPERATING_SYSTEMS, OS_LABEL,
 };
 
+pub use crate::read::admits::Admits;
+
 /// The labels every node has (the beta ones with the same values, when the node has them).
 const LINKED_LABELS: [&str; 4] = [ARCH_LABEL, BETA_ARCH_LABEL, OS_LABEL, BETA_OS_LABEL];
-
-/// A set of architectures, possibly infinite (every value but some).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admits {
-    /// Every architecture.
-    All,
-    /// Only these architectures.
-    Only(Architectures),
-    /// Every architecture but these.
-    AllBut(Architectures),
-}
-
-impl Admits {
-    /// No architecture.
-    pub fn none() -> Admits {
-        Admits::Only(Architectures::new())
-    }
-
-    /// What both admit.
-    pub fn and(self, other: Admits) -> Admits {
-        match (self, other) {
-            (Admits::All, x) | (x, Admits::All) => x,
-            (Admits::Only(a), Admits::Only(b)) => {
-                Admits::Only(a.intersection(&b).cloned().collect())
-            }
-            (Admits::Only(a), Admits::AllBut(b)) | (Admits::AllBut(b), Admits::Only(a)) => {
-                Admits::Only(a.difference(&b).cloned().collect())
-            }
-            (Admits::AllBut(a), Admits::AllBut(b)) => {
-                Admits::AllBut(a.union(&b).cloned().collect())
-            }
-        }
-    }
-
-    /// What either admits.
-    pub fn or(self, other: Admits) -> Admits {
-        match (self, other) {
-            (Admits::All, _) | (_, Admits::All) => Admits::All,
-            (Admits::Only(a), Admits::Only(b)) => Admits::Only(a.union(&b).cloned().collect()),
-            (Admits::Only(a), Admits::AllBut(b)) | (Admits::AllBut(b), Admits::Only(a)) => {
-                Admits::AllBut(b.difference(&a).cloned().collect())
-            }
-            (Admits::AllBut(a), Admits::AllBut(b)) => {
-                Admits::AllBut(a.intersection(&b).cloned().collect())
-            }
-        }
-    }
-
-    /// Whether `architecture` is admitted.
-    pub fn admits(&self, architecture: &str) -> bool {
-        match self {
-            Admits::All => true,
-            Admits::Only(only) => only.contains(architecture),
-            Admits::AllBut(excluded) => !excluded.contains(architecture),
-        }
-    }
-
-    /// The admitted architectures among `these`.
-    pub fn among(&self, these: &Architectures) -> Architectures {
-        these
-            .iter()
-            .filter(|arch| self.admits(arch))
-            .cloned()
-            .collect()
-    }
-
-    /// Whether every admitted architecture that is in `universe` (every architecture when it is
-    /// empty) is in `allowed`.
-    pub fn within(&self, allowed: &Architectures, universe: &Architectures) -> bool {
-        if universe.is_empty() {
-            matches!(self, Admits::Only(only) if only.is_subset(allowed))
-        } else {
-            self.among(universe).is_subset(allowed)
-        }
-    }
-
-    /// For messages: `amd64, arm64`, `every architecture but s390x`, `no node`.
-    pub fn describe(&self) -> String {
-        match self {
-            Admits::All => "every architecture".to_string(),
-            Admits::Only(only) if only.is_empty() => "no node".to_string(),
-            Admits::Only(only) => platform::join(only, ", "),
-            Admits::AllBut(excluded) => {
-                format!("every architecture but {}", platform::join(excluded, ", "))
-            }
-        }
-    }
-}
 
 /// What one requirement asks of a node's value (a label, or the node's name).
 #[derive(Debug, Clone, PartialEq)]
@@ -282,12 +196,11 @@ pub struct Constraints {
 }
 
 impl Constraints {
-    /// Reads the constraints of a Pod (or Pod template) and settles the OS of its nodes: its own
-    /// choice (`spec.os.name`, the nodeSelector), else the one OS whose nodes its required terms
-    /// admit (terms on `kubernetes.io/os In [windows]`), else `default`.
-    pub fn read_pod(pod: &Value, default: &str) -> Constraints {
-        let spec = &pod["spec"];
-        if let Some(os) = crate::read::pod::chosen_operating_system(pod) {
+    /// Reads the constraints of a Pod (or Pod template) spec and settles the OS of its nodes:
+    /// its own choice (`chosen`: `spec.os.name`, the nodeSelector), else the one OS whose nodes
+    /// its required terms admit (terms on `kubernetes.io/os In [windows]`), else `default`.
+    pub fn read_pod(spec: &Value, chosen: Option<&str>, default: &str) -> Constraints {
+        if let Some(os) = chosen {
             return Constraints::read(spec, os);
         }
         let by_default = Constraints::read(spec, default);
@@ -342,7 +255,8 @@ impl Constraints {
         let required =
             &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
         let terms = (!required.is_null()).then(|| {
-            crate::read::pod::required_terms(spec)
+            required["nodeSelectorTerms"]
+                .as_array()
                 .map(|terms| terms.iter().map(Term::read).collect())
                 .unwrap_or_default()
         });

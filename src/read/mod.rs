@@ -1,16 +1,20 @@
-//! Reading: the Pod (`pod`), the constraints on its nodes (`constraint`), its images' platforms
-//! (`resolve`, `manifest`, `webassembly`; what was learned of each: `image_platforms`), the
-//! cluster's Nodes (`node`, `nodes`) and Karpenter's NodePools (`node_pools`), and the cache of
-//! what was read in one evaluation (`cache`). Each turns untrusted input into plain data the
-//! decision works on; nothing here decides.
+//! Reading: the Pod (`pod`, with its required terms as the edit finds them: `terms`), the
+//! constraints on its nodes (`constraint`, `admits`), its images' platforms (`resolve`,
+//! `manifest`, `webassembly`; what was learned of each: `image_platforms`), and the cluster
+//! through one `cluster::ClusterReader` per evaluation: Nodes (`node`, listed by the label
+//! selectors of `selectors`) and Karpenter's NodePools (`node_pools`). Each turns untrusted input
+//! into plain data the decision works on; nothing here decides.
 
-pub mod cache;
+pub mod admits;
+pub mod cluster;
 pub mod constraint;
 pub mod image_platforms;
 pub mod manifest;
 pub mod node;
 pub mod node_pools;
-pub mod nodes;
 pub mod pod;
 pub mod resolve;
+pub mod selectors;
+pub mod terms;
 pub mod webassembly;
+pub mod workload;

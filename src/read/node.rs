@@ -5,6 +5,8 @@
 use serde::Deserialize;
 
 use crate::host::sparse::Text;
+use crate::platform::Architectures;
+use crate::settings::names::check_label_value;
 
 /// What the policy reads of a Node besides its metadata (which the host always returns whole):
 /// the kubelet's own report of its architecture and OS, for a Node whose labels lack them.
@@ -100,6 +102,18 @@ impl RawNode<'_> {
             windows_build: value(labels.windows_build),
         }
     }
+}
+
+/// The architectures of Nodes. A value that is no label value (`status.nodeInfo` is free text)
+/// cannot be told and is left out; any other counts, known or not: a Node labelled with an
+/// architecture no image names is one the Pod is kept off. Node values go into messages only,
+/// never into a patch or a selector.
+pub fn architectures(nodes: &[Node]) -> Architectures {
+    nodes
+        .iter()
+        .filter_map(|node| node.architecture.clone())
+        .filter(|arch| check_label_value(arch).is_ok())
+        .collect()
 }
 
 /// Reads the host's answer to a Node list.

@@ -24,16 +24,14 @@
 //!   on `kubernetes.io/hostname` or a `karpenter.sh` label (or of a subdomain) other than the
 //!   pool and the capacity type, a `Gt` or `Lt` bound that is no non-negative integer, a capacity type no cloud offers,
 //!   `karpenter.sh/nodepool DoesNotExist` where Karpenter reads it) is served by no pool; it is
-//!   still kept off their architectures its images do not run on (`decide::cluster`).
+//!   still kept off their architectures its images do not run on (`decide::node_pools`).
 //!
 //! Everything read is untrusted: values that are no label value count for nothing, and NodePool
 //! values reach messages only (never a patch or a selector).
 
 use serde_json::Value;
 
-use crate::host::host_error;
 use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
-use crate::read::cache::ClusterCache;
 use crate::read::constraint::Constraints;
 use crate::settings::names::check_label_value;
 use crate::settings::{Settings, Toleration};
@@ -129,21 +127,18 @@ fn read_one(pool: &Value) -> Option<NodePool> {
         return None;
     }
     let template = &pool["spec"]["template"];
-    let mut os = Possible::Any {
+    let any = Possible::Any {
         except: Architectures::new(),
     };
-    let mut architecture = os.clone();
-    let mut architecture_min_values = 0;
-    let mut narrow = |key: &str, possible: Possible| match key {
-        platform::OS_LABEL | platform::BETA_OS_LABEL => os = os.clone().and(possible),
-        platform::ARCH_LABEL | platform::BETA_ARCH_LABEL => {
-            architecture = architecture.clone().and(possible)
-        }
-        _ => {}
+    let mut read = NodePool {
+        os: any.clone(),
+        architecture: any,
+        taints: taints(template),
+        architecture_min_values: 0,
     };
     if let Some(labels) = template["metadata"]["labels"].as_object() {
         for (key, value) in labels {
-            narrow(
+            read.narrow(
                 key,
                 Possible::Only(label_values(std::slice::from_ref(value))),
             );
@@ -159,28 +154,51 @@ fn read_one(pool: &Value) -> Option<NodePool> {
         };
         if matches!(key, platform::ARCH_LABEL | platform::BETA_ARCH_LABEL) {
             let min_values = requirement["minValues"].as_u64().unwrap_or_default();
-            architecture_min_values =
-                architecture_min_values.max(usize::try_from(min_values).unwrap_or(usize::MAX));
+            read.architecture_min_values = read
+                .architecture_min_values
+                .max(usize::try_from(min_values).unwrap_or(usize::MAX));
         }
-        let values = label_values(
-            requirement["values"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default(),
-        );
-        let possible = match requirement["operator"].as_str() {
-            Some("In") => Possible::Only(values),
-            Some("NotIn") => Possible::Any { except: values },
-            Some("Exists") => Possible::Any {
-                except: Architectures::new(),
-            },
-            // DoesNotExist, the numeric operators and anything else: no node of a well-known
-            // label can have it (every instance type has an OS and an architecture).
-            _ => Possible::Only(Architectures::new()),
-        };
-        narrow(key, possible);
+        read.narrow(key, possible(requirement));
     }
-    let taints = template["spec"]["taints"]
+    Some(read)
+}
+
+impl NodePool {
+    /// Narrows what its nodes may have of the OS or the architecture label `key`.
+    fn narrow(&mut self, key: &str, possible: Possible) {
+        match key {
+            platform::OS_LABEL | platform::BETA_OS_LABEL => self.os = self.os.clone().and(possible),
+            platform::ARCH_LABEL | platform::BETA_ARCH_LABEL => {
+                self.architecture = self.architecture.clone().and(possible)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What one requirement of a template lets its nodes have of its key.
+fn possible(requirement: &Value) -> Possible {
+    let values = label_values(
+        requirement["values"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default(),
+    );
+    match requirement["operator"].as_str() {
+        Some("In") => Possible::Only(values),
+        Some("NotIn") => Possible::Any { except: values },
+        Some("Exists") => Possible::Any {
+            except: Architectures::new(),
+        },
+        // DoesNotExist, the numeric operators and anything else: no node of a well-known
+        // label can have it (every instance type has an OS and an architecture).
+        _ => Possible::Only(Architectures::new()),
+    }
+}
+
+/// A template's `NoSchedule` and `NoExecute` taints.
+fn taints(template: &Value) -> Vec<Taint> {
+    template["spec"]["taints"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default()
@@ -193,13 +211,7 @@ fn read_one(pool: &Value) -> Option<NodePool> {
                 effect: effect.to_string(),
             })
         })
-        .collect();
-    Some(NodePool {
-        os,
-        architecture,
-        taints,
-        architecture_min_values,
-    })
+        .collect()
 }
 
 /// The label values of a list (those that are none match no node and are left out).
@@ -232,17 +244,6 @@ fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
         }
         _ => false,
     }
-}
-
-/// The Pod's tolerations (those that are none are left out).
-pub fn pod_tolerations(pod: &Value) -> Vec<Toleration> {
-    pod["spec"]["tolerations"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|t| serde_json::from_value(t.clone()).ok())
-        .collect()
 }
 
 /// The architectures the `pools` can create nodes of for a Pod of `os` with `tolerations`: each
@@ -341,56 +342,32 @@ pub fn meeting_min_values(
 pub fn ignored_by_karpenter(pod: &Value) -> Option<&'static str> {
     let spec = &pod["spec"];
     let affinity = &spec["affinity"]["nodeAffinity"];
-    let terms = crate::read::pod::required_terms(spec)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    fn list<'a>(term: &'a Value, field: &str) -> &'a [Value] {
-        term[field]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-    }
+    let terms = list(
+        &affinity["requiredDuringSchedulingIgnoredDuringExecution"],
+        "nodeSelectorTerms",
+    );
     if terms
         .iter()
         .any(|term| !list(term, "matchFields").is_empty())
     {
         return Some("a required node affinity term with matchFields");
     }
-    let restricted = |key: &str| {
-        let domain = key.split_once('/').map_or("", |(domain, _)| domain);
-        key == "kubernetes.io/hostname"
-            || (domain == "karpenter.sh" || domain.ends_with(".karpenter.sh"))
-                && !["karpenter.sh/nodepool", "karpenter.sh/capacity-type"].contains(&key)
-    };
-    let values = |e: &Value| -> Vec<String> {
-        e["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect()
-    };
-    let refused = |key: &str, operator: &str, values: &[String]| {
-        let capacity = ["on-demand", "spot", "reserved"];
-        restricted(key)
-            || matches!(operator, "Gt" | "Lt")
-                && !matches!(values, [one] if one.parse::<u64>().is_ok_and(|n| n <= i64::MAX as u64))
-            || key == "karpenter.sh/capacity-type"
-                && operator == "In"
-                && !values.iter().any(|v| capacity.contains(&v.as_str()))
-    };
     let mut selector = spec["nodeSelector"].as_object().into_iter().flatten();
     let selector_refused = selector.any(|(key, value)| {
         let value = value.as_str().unwrap_or_default().to_string();
-        refused(key, "In", &[value])
+        refused_requirement(key, "In", &[value])
     });
     let expressions_refused = terms.iter().any(|term| {
         list(term, "matchExpressions").iter().any(|e| {
+            let values: Vec<String> = list(e, "values")
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
             let (key, operator) = (e["key"].as_str(), e["operator"].as_str());
-            refused(
+            refused_requirement(
                 key.unwrap_or_default(),
                 operator.unwrap_or_default(),
-                &values(e),
+                &values,
             )
         })
     });
@@ -398,10 +375,8 @@ pub fn ignored_by_karpenter(pod: &Value) -> Option<&'static str> {
         return Some("a requirement on kubernetes.io/hostname or a karpenter.sh label, or a value it refuses");
     }
     // The first required term and the heaviest preferred term, as `NewPodRequirements` reads them.
-    let heaviest = affinity["preferredDuringSchedulingIgnoredDuringExecution"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let heaviest = list(affinity, "preferredDuringSchedulingIgnoredDuringExecution")
+        .iter()
         .fold(None::<&Value>, |best, term| match best {
             Some(best) if best["weight"].as_i64() >= term["weight"].as_i64() => Some(best),
             _ => Some(term),
@@ -413,6 +388,31 @@ pub fn ignored_by_karpenter(pod: &Value) -> Option<&'static str> {
             .any(|e| e["key"] == "karpenter.sh/nodepool" && e["operator"] == "DoesNotExist")
     });
     avoids_pools.then_some("karpenter.sh/nodepool DoesNotExist")
+}
+
+/// The list `field` of `value` (none when it is no list).
+fn list<'a>(value: &'a Value, field: &str) -> &'a [Value] {
+    value[field]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// Whether Karpenter's provisioner refuses a Pod for one requirement: on
+/// `kubernetes.io/hostname` or a restricted `karpenter.sh` label, a `Gt` or `Lt` bound that is
+/// no non-negative integer, or a capacity type no cloud offers.
+fn refused_requirement(key: &str, operator: &str, values: &[String]) -> bool {
+    let domain = key.split_once('/').map_or("", |(domain, _)| domain);
+    let restricted = key == "kubernetes.io/hostname"
+        || (domain == "karpenter.sh" || domain.ends_with(".karpenter.sh"))
+            && !["karpenter.sh/nodepool", "karpenter.sh/capacity-type"].contains(&key);
+    let capacity = ["on-demand", "spot", "reserved"];
+    restricted
+        || matches!(operator, "Gt" | "Lt")
+            && !matches!(values, [one] if one.parse::<u64>().is_ok_and(|n| n <= i64::MAX as u64))
+        || key == "karpenter.sh/capacity-type"
+            && operator == "In"
+            && !values.iter().any(|v| capacity.contains(&v.as_str()))
 }
 
 /// Whether a failed NodePool list means that no NodePool counts: Karpenter's CRDs are not
@@ -433,17 +433,6 @@ pub fn none_to_read(error: &str) -> bool {
         // The list itself found no such resource (a CRD deleted since discovery).
         || (lower.contains("notfound") && lower.contains("code: 404"))
         || lower.contains("has not been granted access to kubernetes karpenter.sh/v1/nodepool")
-}
-
-/// Every NodePool Karpenter provisions from: one list (`karpenter.sh/v1` `NodePool`,
-/// cluster-wide). None when Karpenter's CRDs are not installed or the policy may not read them
-/// (`none_to_read`); other errors are the host's.
-pub fn read(cache: &mut ClusterCache) -> Result<Vec<NodePool>, String> {
-    match cache.node_pools(&FIELD_MASKS) {
-        Ok(raw) => parse_list(&raw),
-        Err(error) if none_to_read(&error) => Ok(Vec::new()),
-        Err(error) => Err(host_error(error)),
-    }
 }
 
 #[cfg(test)]

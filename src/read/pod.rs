@@ -1,15 +1,166 @@
-//! Reading what the policy needs from a Pod (or a Pod template) in its raw JSON form: which Pods
-//! to leave alone, which OS counts, which images it runs, its required terms.
+//! A Pod (or a Pod template) as the decision reads it (`Pod`, read once from its JSON), and the
+//! readings it is made of: which Pods to leave alone, which OS counts, which images it runs, its
+//! required terms, its tolerations and the labels and annotations the policy reads.
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use crate::image::ImageRef;
-use crate::platform::{Architectures, ARCH_LABEL, BETA_OS_LABEL, OS_LABEL};
+use crate::platform::{
+    Architectures, ARCH_LABEL, BETA_ARCH_LABEL, BETA_OS_LABEL, NODE_OPERATING_SYSTEMS, OS_LABEL,
+};
+use crate::read::constraint::Constraints;
+use crate::read::node_pools::ignored_by_karpenter;
+use crate::read::terms::{read_term, writable_paths, RequiredTerm, Writable};
+use crate::settings::{Settings, Toleration};
 
 /// Pod annotation that names the preferred architecture, overriding the setting.
 pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
+
+/// A Pod (or a Pod template) as the decision reads it. Nothing here decides: it is what the Pod
+/// says, read once.
+#[derive(Debug, Clone)]
+pub struct Pod<'a> {
+    /// The object and its spec are objects (anything else is left alone).
+    pub has_spec: bool,
+    /// Why the scheduler does not place it, if it does not (`skip_reason`).
+    pub skip: Option<&'static str>,
+    /// The Node it is bound to (`bound_node`).
+    pub bound_node: Option<&'a str>,
+    pub images: Vec<PodImage<'a>>,
+    /// Every container of every kind: its kind (`container`, `init container`, `ephemeral
+    /// container`), name and image, for messages.
+    pub containers: Vec<(&'static str, &'a str, &'a str)>,
+    /// The OS it chooses (`chosen_operating_system`).
+    pub chosen_os: Option<&'a str>,
+    /// It names its OS in `spec.os`: the kubelet refuses it on a node of another OS.
+    pub spec_os: bool,
+    /// Its constraints on the nodes of its own OS (`Constraints::read_pod`).
+    pub constraints: Constraints,
+    /// Its constraints on the nodes of each node OS, in `NODE_OPERATING_SYSTEMS`' order.
+    by_os: Vec<Constraints>,
+    pub runtime_class: Option<&'a str>,
+    /// It has scheduling gates: the API server lets its node affinity be narrowed.
+    pub gated: bool,
+    /// Its tolerations (those that are none left out).
+    pub tolerations: Vec<Toleration>,
+    pub preferred_annotation: Option<&'a str>,
+    /// A preferred term already weighs the architecture.
+    pub weighs_architecture: bool,
+    /// Its labels with string values.
+    labels: Vec<(&'a str, &'a str)>,
+    /// Its nodeSelector's entries with string values.
+    selector: Vec<(&'a str, &'a str)>,
+    /// Its required terms, when `nodeSelectorTerms` is a list.
+    pub terms: Option<Vec<RequiredTerm<'a>>>,
+    pub writable: Writable,
+    /// Why Karpenter's provisioner ignores it (read with `readNodes` only).
+    pub karpenter_ignores: Option<&'static str>,
+}
+
+impl<'a> Pod<'a> {
+    /// Reads a Pod (or a Pod template: an object with `metadata` and `spec`).
+    pub fn read(pod: &'a Value, settings: &Settings) -> Pod<'a> {
+        let spec = &pod["spec"];
+        let strings = |value: &'a Value| -> Vec<(&'a str, &'a str)> {
+            value
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)))
+                .collect()
+        };
+        let chosen_os = chosen_operating_system(pod);
+        let constraints =
+            Constraints::read_pod(spec, chosen_os, &settings.default_operating_system);
+        let by_os = NODE_OPERATING_SYSTEMS
+            .iter()
+            .map(|os| match *os == constraints.os {
+                true => constraints.clone(),
+                false => Constraints::read(spec, os),
+            })
+            .collect();
+        Pod {
+            has_spec: pod.is_object() && spec.is_object(),
+            skip: skip_reason(pod),
+            bound_node: bound_node(pod),
+            images: images(pod),
+            containers: containers(pod),
+            chosen_os,
+            spec_os: spec["os"]["name"].as_str().is_some_and(|os| !os.is_empty()),
+            constraints,
+            by_os,
+            runtime_class: spec["runtimeClassName"].as_str(),
+            gated: scheduling_gated(pod),
+            tolerations: tolerations(pod),
+            preferred_annotation: annotation(pod, PREFERRED_ANNOTATION),
+            weighs_architecture: weighs_architecture(spec),
+            labels: strings(&pod["metadata"]["labels"]),
+            selector: strings(&spec["nodeSelector"]),
+            terms: required_terms(spec).map(|terms| terms.iter().map(read_term).collect()),
+            writable: writable_paths(pod),
+            karpenter_ignores: ignored_by_karpenter(pod).filter(|_| settings.read_nodes),
+        }
+    }
+
+    /// Its constraints on the nodes of `os` (a node OS).
+    pub fn on(&self, os: &str) -> Option<&Constraints> {
+        let at = NODE_OPERATING_SYSTEMS.iter().position(|o| *o == os)?;
+        self.by_os.get(at)
+    }
+
+    /// A label's value.
+    pub fn label(&self, key: &str) -> Option<&'a str> {
+        self.labels.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// The nodeSelector's value for `key`, when it is a string.
+    pub fn selector_value(&self, key: &str) -> Option<&'a str> {
+        self.selector
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
+
+    /// The containers that run `reference`: each kind with the name.
+    pub fn containers_running(&self, reference: &str) -> Vec<(&'static str, &'a str)> {
+        self.containers
+            .iter()
+            .filter(|(_, _, image)| *image == reference)
+            .map(|(kind, name, _)| (*kind, *name))
+            .collect()
+    }
+
+    /// Whether it keeps to nodes whose label `key` holds one of `values`: its nodeSelector names
+    /// one, or each counted required term has an `In` expression on `key` with values among
+    /// them (a pin the policy wrote at creation). A term counts where it matches anything,
+    /// admits Nodes with an architecture label (not `only_unlabelled`), and `counts` keeps it by
+    /// its index (one that admits a node of the OS judged: not the Linux term of a Pod pinned to
+    /// a Windows build). Without a counted term, it does not keep to them.
+    pub fn node_label_within(
+        &self,
+        key: &str,
+        values: &Architectures,
+        counts: impl Fn(usize) -> bool,
+    ) -> bool {
+        if let Some(value) = self.selector_value(key) {
+            return values.contains(value);
+        }
+        let Some(terms) = &self.terms else {
+            return false;
+        };
+        let mut counted = terms.iter().enumerate().filter(|(index, term)| {
+            !term.matches_nothing && !term.only_unlabelled && counts(*index)
+        });
+        let within =
+            |(_, term): (usize, &RequiredTerm)| term.keeps_within(key, |v| values.contains(v));
+        match counted.next() {
+            Some(first) => within(first) && counted.all(within),
+            None => false,
+        }
+    }
+}
 
 /// Why a Pod needs no lookup and no change, if it does not.
 pub fn skip_reason(pod: &Value) -> Option<&'static str> {
@@ -63,13 +214,6 @@ pub fn bound_node(pod: &Value) -> Option<&str> {
         named = Some(value);
     }
     named
-}
-
-/// The OS whose platforms count, and of the nodes the Pod runs on: the Pod's own choice
-/// ([`chosen_operating_system`]), else the default. (A Pod that does not choose but whose required
-/// terms admit the nodes of one OS only runs on that OS: `constraint::Constraints::read_pod`.)
-pub fn operating_system<'a>(pod: &'a Value, default: &'a str) -> &'a str {
-    chosen_operating_system(pod).unwrap_or(default)
 }
 
 /// The OS the Pod chooses: `spec.os.name`, else a nodeSelector on `kubernetes.io/os`, else on
@@ -182,9 +326,8 @@ fn container_images(pod: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// The containers that run `reference`: each kind (`init container`, `container`, `ephemeral
-/// container`) with the name.
-pub fn containers_running<'a>(pod: &'a Value, reference: &str) -> Vec<(&'static str, &'a str)> {
+/// Every container of every kind, with its name and image.
+fn containers(pod: &Value) -> Vec<(&'static str, &str, &str)> {
     let spec = &pod["spec"];
     [
         ("initContainers", "init container"),
@@ -198,114 +341,59 @@ pub fn containers_running<'a>(pod: &'a Value, reference: &str) -> Vec<(&'static 
             .map(Vec::as_slice)
             .unwrap_or_default()
             .iter()
-            .filter(|container| container["image"].as_str() == Some(reference))
-            .map(move |container| (kind, container["name"].as_str().unwrap_or_default()))
+            .filter_map(move |container| {
+                let image = container["image"].as_str()?;
+                Some((kind, container["name"].as_str().unwrap_or_default(), image))
+            })
     })
     .collect()
 }
 
+/// The Pod's tolerations (those that are none are left out).
+fn tolerations(pod: &Value) -> Vec<Toleration> {
+    pod["spec"]["tolerations"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| serde_json::from_value(t.clone()).ok())
+        .collect()
+}
+
+/// Whether any preferred term already weighs the architecture.
+fn weighs_architecture(spec: &Value) -> bool {
+    spec["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+        .as_array()
+        .is_some_and(|terms| {
+            terms.iter().any(|term| {
+                term["preference"]["matchExpressions"]
+                    .as_array()
+                    .is_some_and(|list| {
+                        list.iter()
+                            .any(|e| e["key"] == ARCH_LABEL || e["key"] == BETA_ARCH_LABEL)
+                    })
+            })
+        })
+}
+
 /// Whether the Pod has scheduling gates (`spec.schedulingGates`): until they are removed, the
 /// API server lets its node affinity be narrowed.
-pub fn scheduling_gated(pod: &Value) -> bool {
+fn scheduling_gated(pod: &Value) -> bool {
     pod["spec"]["schedulingGates"]
         .as_array()
         .is_some_and(|gates| !gates.is_empty())
 }
 
-/// Whether `new`'s required node affinity only narrows `old`'s the way the API server lets a
-/// Pod with scheduling gates change it: set where `old` had no terms, else the same terms, each
-/// keeping its requirements in order and adding more after them. (The policy never edits the
-/// nodeSelector; preferences are free, tolerations may be added.)
-pub fn narrows_only(old: &Value, new: &Value) -> bool {
-    let (old, new) = (required_terms(&old["spec"]), required_terms(&new["spec"]));
-    let Some(old) = old.filter(|terms| !terms.is_empty()) else {
-        return true;
-    };
-    let Some(new) = new.filter(|terms| terms.len() == old.len()) else {
-        return false;
-    };
-    old.iter().zip(new).all(|(old, new)| {
-        ["matchExpressions", "matchFields"].iter().all(|key| {
-            let old = old[*key].as_array().map(Vec::as_slice).unwrap_or_default();
-            let new = new[*key].as_array().map(Vec::as_slice).unwrap_or_default();
-            new.starts_with(old)
-        })
-    })
-}
-
 /// The required node affinity terms, if the Pod has any.
-pub fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
+fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
     spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         ["nodeSelectorTerms"]
         .as_array()
 }
 
-/// Whether the Pod keeps to nodes whose label `key` holds one of `values`: its nodeSelector
-/// names one, or each counted required term has an `In` expression on `key` with values among
-/// them (a pin the policy wrote at creation). A term counts where it matches anything, admits
-/// Nodes with an architecture label (not `admits_only_unlabelled`), and `counts` keeps it by its
-/// index (one that admits a node of the OS judged: not the Linux term of a Pod pinned to a
-/// Windows build). Without a counted term, it does not keep to them.
-pub fn node_label_within(
-    spec: &Value,
-    key: &str,
-    values: &Architectures,
-    counts: impl Fn(usize) -> bool,
-) -> bool {
-    if let Some(value) = spec["nodeSelector"][key].as_str() {
-        return values.contains(value);
-    }
-    let Some(terms) = required_terms(spec) else {
-        return false;
-    };
-    let mut counted = terms.iter().enumerate().filter(|(index, term)| {
-        ["matchExpressions", "matchFields"]
-            .iter()
-            .any(|field| term[field].as_array().is_some_and(|e| !e.is_empty()))
-            && !admits_only_unlabelled(term)
-            && counts(*index)
-    });
-    let within = |(_, term): (usize, &Value)| term_keeps_within(term, key, |v| values.contains(v));
-    match counted.next() {
-        Some(first) => within(first) && counted.all(within),
-        None => false,
-    }
-}
-
-/// Whether a required term admits only Nodes without a `kubernetes.io/arch` label (a
-/// `DoesNotExist` expression on it): the copy that keeps virtual-kubelet's Nodes reachable
-/// (`edit::affinity::keep_without_architecture`), where what runs is their provider's business.
-pub fn admits_only_unlabelled(term: &Value) -> bool {
-    term["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|e| e["key"] == ARCH_LABEL && e["operator"] == "DoesNotExist")
-}
-
-/// Whether a required term has an `In` expression on `key` whose values all pass `among`.
-pub fn term_keeps_within(term: &Value, key: &str, among: impl Fn(&str) -> bool) -> bool {
-    term["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|expression| {
-            expression["key"] == key
-                && expression["operator"] == "In"
-                && expression["values"]
-                    .as_array()
-                    .is_some_and(|listed| listed.iter().all(|v| v.as_str().is_some_and(&among)))
-        })
-}
-
 /// A Pod annotation.
-pub fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
+fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
     pod["metadata"]["annotations"][key].as_str()
-}
-
-/// A Pod label.
-pub fn label<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
-    pod["metadata"]["labels"][key].as_str()
 }
 
 #[cfg(test)]
@@ -358,29 +446,27 @@ mod tests {
 
     #[test]
     fn os_choice() {
-        assert_eq!(operating_system(&json!({}), "linux"), "linux");
+        assert_eq!(chosen_operating_system(&json!({})), None);
         assert_eq!(
-            operating_system(&json!({"spec": {"os": {"name": "windows"}}}), "linux"),
-            "windows"
+            chosen_operating_system(&json!({"spec": {"os": {"name": "windows"}}})),
+            Some("windows")
         );
         assert_eq!(
-            operating_system(
-                &json!({"spec": {"nodeSelector": {"kubernetes.io/os": "windows"}}}),
-                "linux"
+            chosen_operating_system(
+                &json!({"spec": {"nodeSelector": {"kubernetes.io/os": "windows"}}})
             ),
-            "windows"
+            Some("windows")
         );
         // `spec.os.name: ""` falls back like an absent one.
         assert_eq!(
-            operating_system(
-                &json!({"spec": {"os": {"name": ""}, "nodeSelector": {"kubernetes.io/os": "windows"}}}),
-                "linux"
+            chosen_operating_system(
+                &json!({"spec": {"os": {"name": ""}, "nodeSelector": {"kubernetes.io/os": "windows"}}})
             ),
-            "windows"
+            Some("windows")
         );
         assert_eq!(
-            operating_system(&json!({"spec": {"os": {"name": ""}}}), "linux"),
-            "linux"
+            chosen_operating_system(&json!({"spec": {"os": {"name": ""}}})),
+            None
         );
     }
 

@@ -11,8 +11,6 @@
 //! media types are not read: a manifest with a container image config is an image whatever its
 //! layers hold, and its config names its platform.
 
-use serde_json::Value;
-
 use crate::settings::Settings;
 
 /// The config media type of a Spin application (`spin registry push`), which SpinKube runs.
@@ -28,18 +26,16 @@ pub fn is_artifact(media_type: &str) -> bool {
     media_type == SPIN_APPLICATION || media_type.starts_with(WASM_MEDIA_TYPES)
 }
 
-/// Whether the Pod (or Pod template) runs under one of the RuntimeClasses of
-/// `wasmRuntimeClasses`: its runtime runs the WebAssembly build of an image that has one.
-pub fn runtime(pod: &Value, settings: &Settings) -> bool {
-    pod["spec"]["runtimeClassName"]
-        .as_str()
-        .is_some_and(|name| settings.wasm_runtime_classes.iter().any(|c| c == name))
+/// Whether a Pod (or Pod template) of RuntimeClass `runtime_class` runs under one of the
+/// RuntimeClasses of `wasmRuntimeClasses`: its runtime runs the WebAssembly build of an image
+/// that has one.
+pub fn runtime(runtime_class: Option<&str>, settings: &Settings) -> bool {
+    runtime_class.is_some_and(|name| settings.wasm_runtime_classes.iter().any(|c| c == name))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn webassembly_artifact_types() {
@@ -68,14 +64,9 @@ mod tests {
             wasm_runtime_classes: vec!["wasmtime-spin-v2".into()],
             ..Settings::default()
         };
-        let pod = |class: Value| json!({"spec": {"runtimeClassName": class, "containers": []}});
-        assert!(runtime(&pod(json!("wasmtime-spin-v2")), &settings));
-        assert!(!runtime(&pod(json!("runc")), &settings));
-        assert!(!runtime(&pod(json!(null)), &settings));
-        assert!(!runtime(&json!({"spec": {}}), &settings));
-        assert!(!runtime(
-            &pod(json!("wasmtime-spin-v2")),
-            &Settings::default()
-        ));
+        assert!(runtime(Some("wasmtime-spin-v2"), &settings));
+        assert!(!runtime(Some("runc"), &settings));
+        assert!(!runtime(None, &settings));
+        assert!(!runtime(Some("wasmtime-spin-v2"), &Settings::default()));
     }
 }

@@ -30,7 +30,11 @@ fn min_values_on_the_architecture_keep_a_pool_from_pods_that_admit_fewer() {
     let min_values: Vec<usize> = pools.iter().map(|p| p.architecture_min_values).collect();
     assert_eq!(min_values, [2, 3, 0]);
     let serving_pod = |images: &[&str], pod: Value| -> Vec<usize> {
-        let constraints = Constraints::read_pod(&pod, "linux");
+        let constraints = Constraints::read_pod(
+            &pod["spec"],
+            crate::read::pod::chosen_operating_system(&pod),
+            "linux",
+        );
         meeting_min_values(&pools, &set(images), &constraints)
             .iter()
             .map(|p| p.architecture_min_values)
@@ -133,13 +137,23 @@ fn taints_must_be_tolerated_by_the_pod_or_the_architecture_tolerations() {
     let pod =
         json!({"spec": {"tolerations": [{"key": "arch", "operator": "Equal", "value": "arm64"}]}});
     assert_eq!(
-        architectures(&pools, "linux", &pod_tolerations(&pod), &settings),
+        architectures(
+            &pools,
+            "linux",
+            &crate::read::pod::Pod::read(&pod, &settings).tolerations,
+            &settings
+        ),
         set(&["arm64"])
     );
     let wrong = json!({"spec": {"tolerations": [{"key": "arch", "value": "amd64"},
         {"key": "arch", "operator": "Exists", "effect": "NoExecute"}]}});
     assert_eq!(
-        architectures(&pools, "linux", &pod_tolerations(&wrong), &settings),
+        architectures(
+            &pools,
+            "linux",
+            &crate::read::pod::Pod::read(&wrong, &settings).tolerations,
+            &settings
+        ),
         set(&[])
     );
     let settings: Settings = serde_json::from_value(json!({"readNodes": true,

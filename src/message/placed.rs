@@ -1,11 +1,10 @@
 //! A Pod already placed: the refusals of a Pod bound to a Node its images or its OS do not fit,
 //! and of a Pod after admission whose new images lack a build where it runs or may run.
 
-use serde_json::Value;
-
 use super::naming::{named, run_by};
 use super::text::{Refusal, PREFIX};
 use crate::platform::{self, Architectures};
+use crate::read::pod::Pod;
 use crate::read::resolve::ImagePlatforms;
 
 /// The platform of a bound Pod's Node, as refusals name it: `linux/arm64`, or `windows/amd64,
@@ -39,7 +38,7 @@ pub(crate) fn bound_without_build(
     placed: &str,
     lacking: &[&&ImagePlatforms],
     build: Option<&str>,
-    after_admission: Option<&Value>,
+    after_admission: Option<&Pod>,
 ) -> Refusal {
     let containers_lack = lacking.iter().any(|image| image.volume.is_none());
     let listing: Vec<String> = lacking
@@ -117,7 +116,7 @@ pub(crate) fn may_be_elsewhere(
 /// A new image after admission with the architectures it runs on for each OS of `oses`.
 pub(crate) fn new_image_runs_on(
     image: &ImagePlatforms,
-    pod: &Value,
+    pod: &Pod,
     oses: &[(&str, Architectures)],
 ) -> String {
     let platforms: Vec<String> = oses

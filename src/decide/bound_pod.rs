@@ -1,55 +1,48 @@
 //! A Pod bound to a Node (`spec.nodeName`, a DaemonSet Pod's target), with `readNodes`: judged
 //! against that Node's platform, never pinned.
 
-use serde_json::Value;
+use std::ops::ControlFlow;
 
 use crate::host::registry::Registry;
 use crate::message::{self, Failure};
 use crate::platform;
-use crate::read::cache::ClusterCache;
-use crate::read::nodes;
-use crate::read::pod::{self, PodImage};
+use crate::read::cluster::ClusterReader;
+use crate::read::node::Node;
+use crate::read::pod::{Pod, PodImage};
 use crate::read::resolve::{self, ImagePlatforms};
 use crate::read::webassembly;
 use crate::settings::Settings;
 
+use super::answer::{on_lookup_failure, refuse, Answer};
 use super::images::{constraining, known_images};
-use super::outcome::{on_lookup_failure, refuse, Outcome, Subject};
+use super::subject::Subject;
 
 /// A Pod bound to a node (`spec.nodeName`, or a DaemonSet Pod's target node), with `readNodes`:
 /// accepted unchanged when every image runs on the node's OS and architecture, else rejected
 /// (or, with `onNoCommonArchitecture: accept`, accepted with a warning). It is never pinned: the
 /// scheduler does not place it. A node that cannot be read follows `onLookupFailure`.
-pub(super) fn decide_bound(
+pub fn judge(
     images: &[PodImage],
     name: &str,
-    pod: &Value,
+    pod: &Pod,
     subject: Subject,
     settings: &Settings,
     registry: &mut dyn Registry,
-    cluster: &mut ClusterCache,
-) -> Outcome {
-    let (after_admission, subject) = (subject.after_admission, subject.name);
+    cluster: &mut ClusterReader,
+) -> Answer {
+    let (after_admission, subject) = (subject.after_admission(), subject.name());
     let mut warnings = Vec::new();
-    let node = match nodes::bound_node(cluster, name) {
+    let node = match cluster.bound_node(name) {
         Ok(node) => node,
         Err(cause) => {
             let failure = Failure::bound_node(name, subject, cause);
             return match on_lookup_failure(failure, settings, &mut warnings) {
-                Err(outcome) => outcome,
-                Ok(()) => Outcome::Unchanged(warnings),
+                ControlFlow::Break(answer) => answer,
+                ControlFlow::Continue(()) => Answer::Unchanged(warnings),
             };
         }
     };
-    let pod_os = pod::operating_system(pod, &settings.default_operating_system);
-    let os = node.os.as_deref().unwrap_or(pod_os);
-    let arch = node.architecture.as_deref().unwrap_or_default();
-    // With pinWindowsBuild, a Windows Node's OS build counts too (a platform that names none
-    // runs on any).
-    let build = node
-        .windows_build
-        .as_deref()
-        .filter(|_| settings.pin_windows_build && os == "windows");
+    let (os, arch, build) = platform_of(&node, pod, settings);
     let fits = |platform: &platform::Platform| {
         platform.runs_on(os)
             && platform.architecture == arch
@@ -59,7 +52,7 @@ pub(super) fn decide_bound(
     // The kubelet refuses a Pod on a node of another OS than the one it chooses: no image
     // lookup can change that. (After admission only the new images are judged: the Pod's place
     // was settled before them.)
-    let chosen = pod::chosen_operating_system(pod).filter(|_| !after_admission);
+    let chosen = pod.chosen_os.filter(|_| !after_admission);
     if let Some(chosen) = chosen.filter(|chosen| *chosen != os) {
         let refusal = message::bound_other_os(subject, name, &placed, chosen);
         return refuse(refusal, &mut warnings, settings);
@@ -67,19 +60,41 @@ pub(super) fn decide_bound(
     let resolved = resolve::resolve_images(images, settings, registry);
     let known = match known_images(&resolved, subject, settings, &mut warnings) {
         // A bound Pod is never pinned: no fallback for it.
-        Ok((known, _)) if known.is_empty() => return Outcome::Unchanged(warnings),
-        Ok((known, _)) => constraining(known, webassembly::runtime(pod, settings)),
-        Err(outcome) => return outcome,
+        ControlFlow::Continue((known, _)) if known.is_empty() => {
+            return Answer::Unchanged(warnings)
+        }
+        ControlFlow::Continue((known, _)) => {
+            constraining(known, webassembly::runtime(pod.runtime_class, settings))
+        }
+        ControlFlow::Break(answer) => return answer,
     };
     let lacking: Vec<&&ImagePlatforms> = known
         .iter()
         .filter(|image| !image.platforms().iter().any(fits))
         .collect();
     if lacking.is_empty() {
-        return Outcome::Unchanged(warnings);
+        return Answer::Unchanged(warnings);
     }
     let after_admission = after_admission.then_some(pod);
     let refusal =
         message::bound_without_build(subject, name, &placed, &lacking, build, after_admission);
     refuse(refusal, &mut warnings, settings)
+}
+
+/// The platform of the Node a Pod is bound to: its OS (the Pod's when the Node says none),
+/// architecture, and, with `pinWindowsBuild`, a Windows Node's OS build (a platform that names
+/// none runs on any).
+fn platform_of<'a>(
+    node: &'a Node,
+    pod: &'a Pod,
+    settings: &'a Settings,
+) -> (&'a str, &'a str, Option<&'a str>) {
+    let pod_os = pod.chosen_os.unwrap_or(&settings.default_operating_system);
+    let os = node.os.as_deref().unwrap_or(pod_os);
+    let arch = node.architecture.as_deref().unwrap_or_default();
+    let build = node
+        .windows_build
+        .as_deref()
+        .filter(|_| settings.pin_windows_build && os == "windows");
+    (os, arch, build)
 }

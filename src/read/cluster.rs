@@ -1,16 +1,16 @@
-//! The cache of what one evaluation read from the cluster: each Node list (by label selector)
-//! asked once and parsed once, each Node get and the NodePool list asked once, failures kept
-//! like answers. The decision weighs several clusters (`nodes::decide_from_nodes`, the NodePool
-//! hypotheses) that read the same lists: they all read through one `ClusterCache`, which sits
-//! below the reads and above the host's raw calls (`host::cluster::Cluster`).
+//! The cluster as the decision reads it with `readNodes`: Node lists by label selector, a Node
+//! by name, Karpenter's NodePools, each asked of the host once per evaluation and parsed once,
+//! failures kept like answers. The decision asks its questions here (several hypotheses read the
+//! same lists); this sits above the host's raw calls (`host::cluster::Cluster`).
 
 use crate::host::cluster::Cluster;
 use crate::host::host_error;
-use crate::host::registry::Registry;
-use crate::platform::OS_LABEL;
-use crate::read::node::{self, Node};
+use crate::platform::{ARCH_LABEL, OS_LABEL};
+use crate::read::node::{self, parse_node, Node};
+use crate::read::node_pools::{self, NodePool};
+use crate::read::selectors::WITHOUT_ARCHITECTURE_SELECTOR;
 
-pub struct ClusterCache<'a> {
+pub struct ClusterReader<'a> {
     cluster: &'a mut dyn Cluster,
     /// The Node lists read, by label selector, as Nodes (or the host's error).
     lists: Vec<(String, Result<Vec<Node>, String>)>,
@@ -20,9 +20,9 @@ pub struct ClusterCache<'a> {
     node_pools: Option<Result<Vec<u8>, String>>,
 }
 
-impl<'a> ClusterCache<'a> {
-    pub fn new(cluster: &'a mut dyn Cluster) -> ClusterCache<'a> {
-        ClusterCache {
+impl<'a> ClusterReader<'a> {
+    pub fn new(cluster: &'a mut dyn Cluster) -> ClusterReader<'a> {
+        ClusterReader {
             cluster,
             lists: Vec::new(),
             gets: Vec::new(),
@@ -45,7 +45,7 @@ impl<'a> ClusterCache<'a> {
     }
 
     /// The host's answer to a get of the Node `name` (with `node::FIELD_MASKS`).
-    pub fn node(&mut self, name: &str) -> Result<Vec<u8>, String> {
+    fn node(&mut self, name: &str) -> Result<Vec<u8>, String> {
         if let Some((_, answer)) = self.gets.iter().find(|(n, _)| n == name) {
             return answer.clone();
         }
@@ -54,11 +54,36 @@ impl<'a> ClusterCache<'a> {
         answer
     }
 
-    /// The host's answer to the NodePool list with `masks`.
-    pub fn node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
-        self.node_pools
-            .get_or_insert_with(|| self.cluster.list_node_pools(masks))
-            .clone()
+    /// The Node a bound Pod runs on; the error says why it cannot be told.
+    pub fn bound_node(&mut self, name: &str) -> Result<Node, String> {
+        let node = parse_node(&self.node(name).map_err(host_error)?)?;
+        if node.architecture.is_none() {
+            return Err(format!(
+                "the Node has neither a {ARCH_LABEL} label nor status.nodeInfo.architecture"
+            ));
+        }
+        Ok(node)
+    }
+
+    /// Every NodePool Karpenter provisions from: one list (`karpenter.sh/v1` `NodePool`,
+    /// cluster-wide). None when Karpenter's CRDs are not installed or the policy may not read
+    /// them (`node_pools::none_to_read`); other errors are the host's.
+    pub fn node_pools(&mut self) -> Result<Vec<NodePool>, String> {
+        let answer = self
+            .node_pools
+            .get_or_insert_with(|| self.cluster.list_node_pools(&node_pools::FIELD_MASKS))
+            .clone();
+        match answer {
+            Ok(raw) => node_pools::parse_list(&raw),
+            Err(error) if node_pools::none_to_read(&error) => Ok(Vec::new()),
+            Err(error) => Err(host_error(error)),
+        }
+    }
+
+    /// Whether the cluster has Nodes without an architecture label (one list,
+    /// `WITHOUT_ARCHITECTURE_SELECTOR`). Errors are the host's.
+    pub fn without_architecture_label(&mut self) -> Result<bool, String> {
+        Ok(!self.nodes(WITHOUT_ARCHITECTURE_SELECTOR)?.is_empty())
     }
 
     /// Whether a Node list read so far failed (its failure was handled per `onLookupFailure`).
@@ -76,50 +101,6 @@ impl<'a> ClusterCache<'a> {
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with(','))
         });
         of_os.all(|(_, nodes)| nodes.as_ref().is_ok_and(Vec::is_empty))
-    }
-}
-
-/// A registry call: with the config (`manifest_and_config`) or not, and the image.
-type Asked = (bool, String);
-
-/// The registry's answers of one evaluation, each asked once (failures kept like answers): a
-/// decision that weighs the same images twice (a gated Pod's pin, then, where the API server
-/// would not take that pin, its judgement after admission) reads them through one
-/// `RegistryCache`.
-pub struct RegistryCache<'a> {
-    registry: &'a mut dyn Registry,
-    answers: Vec<(Asked, Result<Vec<u8>, String>)>,
-}
-
-impl<'a> RegistryCache<'a> {
-    pub fn new(registry: &'a mut dyn Registry) -> RegistryCache<'a> {
-        RegistryCache {
-            registry,
-            answers: Vec::new(),
-        }
-    }
-
-    fn answer(&mut self, config: bool, image: &str) -> Result<Vec<u8>, String> {
-        let key = (config, image.to_string());
-        if let Some((_, answer)) = self.answers.iter().find(|(k, _)| *k == key) {
-            return answer.clone();
-        }
-        let answer = match config {
-            false => self.registry.manifest(image),
-            true => self.registry.manifest_and_config(image),
-        };
-        self.answers.push((key, answer.clone()));
-        answer
-    }
-}
-
-impl Registry for RegistryCache<'_> {
-    fn manifest(&mut self, image: &str) -> Result<Vec<u8>, String> {
-        self.answer(false, image)
-    }
-
-    fn manifest_and_config(&mut self, image: &str) -> Result<Vec<u8>, String> {
-        self.answer(true, image)
     }
 }
 
@@ -151,14 +132,14 @@ mod tests {
     #[test]
     fn each_read_reaches_the_host_once() {
         let mut cluster = Counting::default();
-        let mut cache = ClusterCache::new(&mut cluster);
+        let mut cache = ClusterReader::new(&mut cluster);
         for _ in 0..2 {
             assert_eq!(cache.nodes("kubernetes.io/os=linux"), Ok(Vec::new()));
             assert_eq!(
                 cache.node("n1"),
                 Err("Host error: Callback evaluation failure: not found".to_string())
             );
-            assert_eq!(cache.node_pools(&[]), Ok(b"{}".to_vec()));
+            assert_eq!(cache.node_pools(), Ok(Vec::new()));
         }
         assert!(cache.read_no_node_of("linux"));
         assert!(cache.read_no_node_of("windows"));

@@ -1,39 +1,33 @@
-//! After admission: a Pod UPDATE judged where its node affinity can no longer change. The plans
-//! `settle` made for its new images say what a pin would add; where it would add anything (an
-//! architecture, the OS, a Windows build), the Pod may be on a node a new image does not run on,
-//! and is refused, naming the platforms and each new image with its containers. Nothing is
-//! edited.
+//! After admission: a Pod UPDATE judged where its node affinity can no longer change. The
+//! placements `settle` made for its new images say what a pin would add; where it would add
+//! anything (an architecture, the OS, a Windows build), the Pod may be on a node a new image does
+//! not run on, and is refused, naming the platforms and each new image with its containers.
+//! Nothing is edited.
 
-use serde_json::Value;
-
-use crate::edit::pin::Pins;
 use crate::message::{self, Refusal};
 use crate::platform::{self, Architectures};
 use crate::read::constraint::Constraints;
-use crate::read::nodes::Schedulable;
-use crate::read::pod;
 
-use super::facts::{Facts, Plan};
-use super::outcome::Outcome;
+use super::answer::Answer;
+use super::cluster_view::Schedulable;
+use super::facts::{Facts, Placement};
+use super::pins::OsPins;
 
-/// The outcome for a Pod after admission, from the pins its new images would need: accepted
+/// The answer for a Pod after admission, from the pins its new images would need: accepted
 /// unchanged where they need none, else refused (`onNoCommonArchitecture` applies).
-pub(super) fn judge(
-    pod: &Value,
+pub fn judge(
     facts: &Facts,
-    plans: &[Plan],
-    pins: &Pins,
+    plans: &[Placement],
+    pins: &[OsPins],
     schedulable: &Schedulable,
     warnings: Vec<String>,
-) -> Outcome {
+) -> Answer {
+    let pod = facts.pod;
     let mut elsewhere: Vec<(String, Architectures)> = Vec::new();
-    for (plan, os_pins) in plans.iter().zip(&pins.plans) {
+    for (plan, os_pins) in plans.iter().zip(pins) {
         let os = plan.constraints.os.as_str();
         let architecture = os_pins.terms.iter().any(|term| term.architecture.is_some());
-        let universe = match plan.universe.is_empty() {
-            true => platform::every_architecture(),
-            false => plan.universe.clone(),
-        };
+        let universe = platform::or_every(&plan.universe);
         // The Windows builds a pin would add, unless the Pod keeps to them already on every
         // term that admits a node of this OS the cluster has (a Linux term needs no Windows
         // build, nor one of an architecture the settings say it has no node of).
@@ -45,12 +39,7 @@ pub(super) fn judge(
                     .among(&universe)
                     .is_empty()
             };
-            !pod::node_label_within(
-                &pod["spec"],
-                platform::WINDOWS_BUILD_LABEL,
-                builds,
-                admits_os,
-            )
+            !pod.node_label_within(platform::WINDOWS_BUILD_LABEL, builds, admits_os)
         });
         if architecture || builds.is_some() {
             let admitted = plan.constraints.admits().among(&universe);
@@ -64,7 +53,7 @@ pub(super) fn judge(
         // Nodes of another OS the Pod admits count only where the new images have no plan
         // there (built for one OS only): an OS they run on has its own plan, judged above. A Pod
         // that names its OS in spec.os runs nowhere else: the kubelet refuses it there.
-        if !facts.spec_os && os_pins.terms.iter().any(|term| term.os.is_some()) {
+        if !pod.spec_os && os_pins.terms.iter().any(|term| term.os.is_some()) {
             for other in platform::other_operating_systems(os) {
                 if !plans.iter().any(|plan| plan.constraints.os == other) {
                     elsewhere.push((other.to_string(), Architectures::new()));
@@ -73,39 +62,34 @@ pub(super) fn judge(
         }
     }
     if elsewhere.is_empty() {
-        return Outcome::Unchanged(warnings);
+        return Answer::Unchanged(warnings);
     }
     let oses: Vec<&str> = plans
         .iter()
         .map(|plan| plan.constraints.os.as_str())
         .collect();
-    let refusal = refusal(pod, facts, &elsewhere, &oses, schedulable);
+    let refusal = refusal(facts, &elsewhere, &oses, schedulable);
     facts.refuse(refusal, warnings)
 }
 
 /// The refusal of a Pod after admission whose own constraints admit no node of `constraints`'
-/// OS that runs its new images (`plan`'s, where a Pod being created is refused for its terms):
-/// every architecture they admit is one it may be on.
-pub(super) fn nowhere(
-    pod: &Value,
+/// OS that runs its new images (`placement::place`'s, where a Pod being created is refused for
+/// its terms): every architecture they admit is one it may be on.
+pub fn nowhere(
     facts: &Facts,
     constraints: &Constraints,
     universe: &Architectures,
     schedulable: &Schedulable,
 ) -> Refusal {
-    let universe = match universe.is_empty() {
-        true => platform::every_architecture(),
-        false => universe.clone(),
-    };
+    let universe = platform::or_every(universe);
     let os = constraints.os.as_str();
     let elsewhere = [(os.to_string(), constraints.admits().among(&universe))];
-    refusal(pod, facts, &elsewhere, &[os], schedulable)
+    refusal(facts, &elsewhere, &[os], schedulable)
 }
 
 /// The refusal naming where the Pod may be (`elsewhere`) and each new image with what it runs
 /// on for `oses`.
 fn refusal(
-    pod: &Value,
     facts: &Facts,
     elsewhere: &[(String, Architectures)],
     oses: &[&str],
@@ -119,7 +103,7 @@ fn refusal(
                 .iter()
                 .map(|os| (*os, image.architectures_on(os)))
                 .collect();
-            message::new_image_runs_on(image, pod, &per_os)
+            message::new_image_runs_on(image, facts.pod, &per_os)
         })
         .collect();
     let note = match schedulable.architectures.is_empty() && !schedulable.from_nodes {
@@ -127,10 +111,10 @@ fn refusal(
         false => schedulable.note.clone(),
     };
     message::may_be_elsewhere(
-        facts.subject.name,
+        facts.subject.name(),
         elsewhere,
         &each,
-        pod::bound_node(pod),
+        facts.pod.bound_node,
         &note,
     )
 }
