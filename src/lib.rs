@@ -83,16 +83,8 @@ pub struct Kind<'a> {
 }
 
 /// Decides on a request: reads its objects sparsely (`sparse`), decides on that view, and writes
-/// a mutated object back whole, with every value the decision did not read as it came.
-pub fn decide(
-    request: RawRequest<'_>,
-    settings: &Settings,
-    registry: &mut dyn Registry,
-) -> serde_json::Result<Decision<Vec<u8>>> {
-    decide_in_cluster(request, settings, registry, &mut NoCluster)
-}
-
-/// `decide`, with a cluster whose Nodes the decision reads when `readNodes` is on.
+/// a mutated object back whole, with every value the decision did not read as it came. The
+/// cluster's Nodes are read only with `readNodes`.
 pub fn decide_in_cluster(
     mut request: RawRequest<'_>,
     settings: &Settings,

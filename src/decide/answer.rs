@@ -22,6 +22,12 @@ pub enum Answer {
 /// A step that goes on with what it found, or has settled the answer.
 pub type Step<T> = ControlFlow<Answer, T>;
 
+/// The answer a step gave, settled early or not.
+pub fn settled(step: Step<Answer>) -> Answer {
+    let (ControlFlow::Continue(answer) | ControlFlow::Break(answer)) = step;
+    answer
+}
+
 impl Answer {
     pub fn warnings(&self) -> &[String] {
         match self {

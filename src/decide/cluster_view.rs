@@ -83,15 +83,6 @@ pub struct Schedulable {
     pub beta_label_excluded: Architectures,
 }
 
-/// Which Nodes of the OS a decision was made without reading.
-pub enum Unread<'a> {
-    None,
-    /// Those of these architectures.
-    Of(&'a Architectures),
-    /// Those outside these architectures (these were read).
-    Outside(&'a Architectures),
-}
-
 impl Schedulable {
     /// From the setting `schedulableArchitectures`.
     pub fn configured(architectures: Architectures) -> Schedulable {
@@ -114,21 +105,17 @@ impl Schedulable {
     }
 
     /// The Nodes of `os` found of `found` (their architectures; the Nodes themselves, when they
-    /// were all read) and the pools; `unread`: the Nodes not listed (the note says which were
-    /// not read rather than "no Node" when none was found).
+    /// were all read) and the pools; `unread`: the Nodes not listed, those of these
+    /// architectures (`true`) or outside them (`false`): the note says which were not read rather
+    /// than "no Node" when none was found.
     pub fn read(
         os: &str,
         found: &Architectures,
         pools: &Pools,
         nodes: Option<Vec<Node>>,
-        unread: Unread,
+        unread: Option<(bool, &Architectures)>,
     ) -> Schedulable {
-        let (of, outside) = match unread {
-            Unread::None => (None, None),
-            Unread::Of(of) => (Some(of), None),
-            Unread::Outside(read) => (None, Some(read)),
-        };
-        let note = message::nodes_note(os, found, of, outside) + &pools.note();
+        let note = message::nodes_note(os, found, unread) + &pools.note();
         Schedulable {
             architectures: found.union(&pools.all()).cloned().collect(),
             from_nodes: true,

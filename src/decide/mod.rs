@@ -41,7 +41,7 @@ pub use self::answer::Answer;
 pub use self::plan::Plan;
 pub use self::subject::Subject;
 
-use self::answer::{refuse, Step};
+use self::answer::{refuse, settled, Step};
 use self::cluster_view::Schedulable;
 use self::facts::{Facts, OtherOs};
 use self::images::{constraining, image_architectures, known_images};
@@ -58,8 +58,8 @@ pub fn create(
 ) -> Answer {
     let mut cluster = ClusterReader::new(cluster);
     let images = match scheduled_images(pod, subject, settings, registry, &mut cluster) {
-        ControlFlow::Break(answer) => return answer,
         ControlFlow::Continue(images) => images,
+        ControlFlow::Break(answer) => return answer,
     };
     let os_refusal = match no_node_of_os(pod, subject, settings) {
         Some(refusal) => return refuse_os(refusal, subject, settings, Vec::new()),
@@ -157,10 +157,10 @@ fn decide(
     cluster: &mut ClusterReader,
 ) -> Answer {
     let mut warnings = Vec::new();
-    match facts(pod, subject, settings, resolved, os_refusal, &mut warnings) {
-        ControlFlow::Break(answer) => answer,
-        ControlFlow::Continue(facts) => in_cluster(&facts, cluster, warnings),
-    }
+    settled(
+        facts(pod, subject, settings, resolved, os_refusal, &mut warnings)
+            .map_continue(|facts| in_cluster(&facts, cluster, warnings)),
+    )
 }
 
 /// Steps 3 and 4: what every image runs on, and the other OSes the Pod may run on.

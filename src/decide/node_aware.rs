@@ -12,7 +12,7 @@ use crate::read::cluster::ClusterReader;
 use crate::read::node_pools::NodePool;
 use crate::settings::{same_toleration, Toleration};
 
-use super::answer::{on_lookup_failure, Answer, Step};
+use super::answer::{on_lookup_failure, settled, Answer, Step};
 use super::cluster_view::{Pools, Schedulable};
 use super::facts::{Facts, OtherOs};
 use super::node_pools::{counted, pools_of};
@@ -61,7 +61,7 @@ pub fn answer(facts: &Facts, cluster: &mut ClusterReader, warnings: Vec<String>)
         Ok(pools) => with_node_pools(facts, cluster, &pools, &warnings),
         Err(cause) => {
             // The warnings of both answers, then the failure's.
-            let (ControlFlow::Continue(every) | ControlFlow::Break(every)) = with_every;
+            let every = settled(with_every);
             let mut warnings = alone.warnings().to_vec();
             for warning in every.warnings() {
                 if !warnings.contains(warning) {
@@ -103,9 +103,7 @@ fn with_node_pools(
     };
     let mut answer_with = |tolerations: &[Toleration]| {
         let pools_of = counted(facts, pools, tolerations, ignores);
-        let (ControlFlow::Continue(answer) | ControlFlow::Break(answer)) =
-            on_nodes(facts, cluster, &pools_of, warnings.to_vec()).0;
-        answer
+        settled(on_nodes(facts, cluster, &pools_of, warnings.to_vec()).0)
     };
     let own = &facts.pod.tolerations;
     let mut counted = own.clone();

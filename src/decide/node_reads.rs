@@ -15,10 +15,10 @@
 use crate::platform::{self, Architectures};
 use crate::read::cluster::ClusterReader;
 use crate::read::constraint::Admits;
-use crate::read::node::{architectures, Node};
+use crate::read::node::architectures;
 use crate::read::selectors::{self, selector, SELECTOR_ARCHITECTURES};
 
-use super::cluster_view::{Pools, Schedulable, Unread};
+use super::cluster_view::{Pools, Schedulable};
 
 /// An architecture label value no node reports, standing for any such value in the clusters
 /// the decision weighs (never in an answer).
@@ -55,13 +55,7 @@ pub fn view_of_os<T: PartialEq>(
         // Every Node is outside those a selector may name: one list of them all.
         let nodes = cluster.nodes(&outside)?;
         let found = architectures(&nodes);
-        return Ok(Schedulable::read(
-            os,
-            &found,
-            pools,
-            Some(nodes),
-            Unread::None,
-        ));
+        return Ok(Schedulable::read(os, &found, pools, Some(nodes), None));
     };
     let inside_first = matches!(admits, Admits::Only(only) if only.is_subset(&named));
     let (first, second) = match inside_first {
@@ -70,62 +64,46 @@ pub fn view_of_os<T: PartialEq>(
     };
     let mut nodes = cluster.nodes(first)?;
     if !all_nodes {
-        let read = Read {
-            os,
-            named: &named,
-            inside_first,
-            nodes: &nodes,
-            pools,
-        };
-        if let Some(view) = without_second(cluster, &read, answer) {
+        let found = architectures(&nodes);
+        if let Some(view) =
+            without_second(cluster, os, (&named, inside_first), &found, pools, answer)
+        {
             return Ok(view);
         }
     }
     nodes.extend(cluster.nodes(second)?);
     let found = architectures(&nodes);
-    Ok(Schedulable::read(
-        os,
-        &found,
-        pools,
-        Some(nodes),
-        Unread::None,
-    ))
+    Ok(Schedulable::read(os, &found, pools, Some(nodes), None))
 }
 
-/// What the first list of `view_of_os` read.
-struct Read<'a> {
-    os: &'a str,
-    named: &'a Architectures,
-    inside_first: bool,
-    nodes: &'a [Node],
-    pools: &'a Pools,
-}
-
-/// The view without the second list, when every cluster it may add answers alike.
+/// The view without the second list, when every cluster it may add answers alike: the first
+/// list `found` its architectures, of the images' that selectors `named` (`inside_first`: it
+/// was those), or outside them.
 fn without_second<T: PartialEq>(
     cluster: &mut ClusterReader,
-    read: &Read,
+    os: &str,
+    (named, inside_first): (&Architectures, bool),
+    found: &Architectures,
+    pools: &Pools,
     answer: &mut dyn FnMut(&mut ClusterReader, &Schedulable) -> T,
 ) -> Option<Schedulable> {
-    let (os, pools) = (read.os, read.pools);
-    let found = architectures(read.nodes);
     let known: Architectures = found.union(&pools.all()).cloned().collect();
     // What the second list may add: the images' architectures (labelled Nodes), or any
     // architecture, one no node reports included (`notin` also selects the Nodes without the
     // label, known by their status only).
-    let candidates: Architectures = match read.inside_first {
+    let candidates: Architectures = match inside_first {
         true => platform::KNOWN_ARCHITECTURES
             .iter()
             .chain(&[ANY_OTHER])
             .map(|arch| arch.to_string())
             .collect(),
-        false => read.named.clone(),
+        false => named.clone(),
     };
     let unknown: Architectures = candidates.difference(&known).cloned().collect();
     // A NodePool's architecture the Pod admits only on nodes without the beta labels counts for
     // no node, but says the OS has nodes.
     let none_known = known.is_empty() && pools.beta_label_excluded.is_empty();
-    let mut possible: Vec<Architectures> = match (none_known, read.inside_first) {
+    let mut possible: Vec<Architectures> = match (none_known, inside_first) {
         (false, _) => vec![Architectures::new()],
         (true, false) => unknown.iter().map(|arch| [arch.clone()].into()).collect(),
         // No Node nor pool of the images' architectures: the others decide, read them.
@@ -134,8 +112,8 @@ fn without_second<T: PartialEq>(
     possible.push(unknown);
     let mut answers = Vec::with_capacity(possible.len());
     for more in &possible {
-        let found = found.union(more).cloned().collect();
-        let view = Schedulable::read(os, &found, pools, None, Unread::None);
+        let more = found.union(more).cloned().collect();
+        let view = Schedulable::read(os, &more, pools, None, None);
         answers.push(answer(cluster, &view));
     }
     if answers.iter().any(|other| *other != answers[0]) {
@@ -143,11 +121,8 @@ fn without_second<T: PartialEq>(
     }
     // Decided without the second list: its note says what was read (the first hypothesis adds
     // nothing to a non-empty `found`).
-    let unread = match read.inside_first {
-        true => Unread::Outside(read.named),
-        false => Unread::Of(read.named),
-    };
-    let mut view = Schedulable::read(os, &found, pools, None, unread);
+    let unread = Some((!inside_first, named));
+    let mut view = Schedulable::read(os, found, pools, None, unread);
     view.architectures.extend(possible[0].iter().cloned());
     Some(view)
 }
@@ -184,7 +159,7 @@ pub fn of_operating_system(
         return Ok(None);
     }
     let found = architectures(&nodes);
-    let mut view = Schedulable::read(os, &found, pools, Some(nodes), Unread::None);
+    let mut view = Schedulable::read(os, &found, pools, Some(nodes), None);
     view.other_os = true;
     Ok(Some(view))
 }

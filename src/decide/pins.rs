@@ -222,32 +222,23 @@ fn constrain(
 /// the OS expressions. Returns the terms and what changed.
 fn write_required(pod: &Pod, pins: &OsPins, with_os: bool) -> (Vec<Term>, Changed) {
     let mut terms = own_terms(pod);
-    let (architectures, operating_systems): (Vec<Vec<Expression>>, Vec<Vec<Expression>>) = pins
-        .terms
-        .iter()
-        .map(|term| {
-            let os = term.os.clone().filter(|_| with_os);
-            (
-                Vec::from_iter(term.architecture.clone()),
-                Vec::from_iter(os),
-            )
-        })
-        .unzip();
+    let per_term = |pick: fn(&TermPins) -> Option<&Expression>| -> Vec<Vec<Expression>> {
+        let added = pins
+            .terms
+            .iter()
+            .map(|term| pick(term).into_iter().cloned());
+        added.map(Vec::from_iter).collect()
+    };
+    let architectures = per_term(|term| term.architecture.as_ref());
+    let oses = per_term(|term| term.os.as_ref());
+    let any = |added: &[Vec<Expression>]| added.iter().any(|added| !added.is_empty());
     let mut changed = Changed::default();
-    if architectures.iter().any(|added| !added.is_empty())
-        || !pins.labels.is_empty()
-        || !pins.narrowed.is_empty()
-    {
-        changed.architectures |= constrain(
-            pod,
-            &mut terms,
-            &architectures,
-            &pins.labels,
-            &pins.narrowed,
-        );
+    if any(&architectures) || !pins.labels.is_empty() || !pins.narrowed.is_empty() {
+        let (labels, narrowed) = (&pins.labels, &pins.narrowed);
+        changed.architectures = constrain(pod, &mut terms, &architectures, labels, narrowed);
     }
-    if operating_systems.iter().any(|added| !added.is_empty()) {
-        changed.os = constrain(pod, &mut terms, &operating_systems, &[], &[]);
+    if with_os && any(&oses) {
+        changed.os = constrain(pod, &mut terms, &oses, &[], &[]);
     }
     (terms, changed)
 }
@@ -279,13 +270,9 @@ fn several_required(pod: &Pod, pins: &[OsPins], every_os: bool) -> (Option<Vec<T
     let pinned = copies.iter().map(|(_, c)| c.architectures).collect();
     if let [(first, changed), rest @ ..] = copies.as_slice() {
         if every_os && rest.iter().all(|(copy, _)| copy == first) {
-            return (
-                first.clone(),
-                Changed {
-                    pinned,
-                    ..changed.clone()
-                },
-            );
+            let mut changed = changed.clone();
+            changed.pinned = pinned;
+            return (first.clone(), changed);
         }
     }
     let written: Vec<Vec<Term>> = pins
@@ -315,15 +302,13 @@ fn several_required(pod: &Pod, pins: &[OsPins], every_os: bool) -> (Option<Vec<T
         false => Some(Vec::new()),
     };
     let split = split.filter(|_| pod.writable.required);
-    let changed = split.is_some();
-    (
-        split,
-        Changed {
-            architectures: changed,
-            os: changed,
-            pinned,
-        },
-    )
+    let (architectures, os) = (split.is_some(), split.is_some());
+    let changed = Changed {
+        architectures,
+        os,
+        pinned,
+    };
+    (split, changed)
 }
 
 /// The plan that pins the Pod to its placements (`pins`, one per OS it keeps), and what it

@@ -12,13 +12,12 @@ pub(crate) fn schedulable_note(architectures: &Architectures) -> String {
     )
 }
 
-/// The Nodes of `os` found (`found`'s architectures); `unread_of`: those of these
-/// architectures were not read; `read_only`: only those of these were read.
+/// The Nodes of `os` found (`found`'s architectures); `unread`: those of these architectures
+/// were not read (`true`), or only those of these were (`false`).
 pub(crate) fn nodes_note(
     os: &str,
     found: &Architectures,
-    unread_of: Option<&Architectures>,
-    read_only: Option<&Architectures>,
+    unread: Option<(bool, &Architectures)>,
 ) -> String {
     if !found.is_empty() {
         return format!(
@@ -26,18 +25,18 @@ pub(crate) fn nodes_note(
             platform::join(found, ", ")
         );
     }
-    match (unread_of, read_only) {
-        (Some(unread), _) => {
+    match unread {
+        Some((true, unread)) => {
             let unread = platform::join(unread, ", ");
             format!(
                 "setting readNodes: no {os} Node found outside {unread}; those of {unread} were not read"
             )
         }
-        (None, Some(read)) => format!(
+        Some((false, read)) => format!(
             "setting readNodes: no {os} Node found of {}; the others were not read",
             platform::join(read, ", ")
         ),
-        (None, None) => format!("setting readNodes: no {os} Node found"),
+        None => format!("setting readNodes: no {os} Node found"),
     }
 }
 

@@ -92,9 +92,11 @@ impl<'a> Pod<'a> {
             constraints,
             by_os,
             runtime_class: spec["runtimeClassName"].as_str(),
-            gated: scheduling_gated(pod),
+            gated: spec["schedulingGates"]
+                .as_array()
+                .is_some_and(|gates| !gates.is_empty()),
             tolerations: tolerations(pod),
-            preferred_annotation: annotation(pod, PREFERRED_ANNOTATION),
+            preferred_annotation: pod["metadata"]["annotations"][PREFERRED_ANNOTATION].as_str(),
             weighs_architecture: weighs_architecture(spec),
             labels: strings(&pod["metadata"]["labels"]),
             selector: strings(&spec["nodeSelector"]),
@@ -112,15 +114,12 @@ impl<'a> Pod<'a> {
 
     /// A label's value.
     pub fn label(&self, key: &str) -> Option<&'a str> {
-        self.labels.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        find(&self.labels, key)
     }
 
     /// The nodeSelector's value for `key`, when it is a string.
     pub fn selector_value(&self, key: &str) -> Option<&'a str> {
-        self.selector
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| *v)
+        find(&self.selector, key)
     }
 
     /// The containers that run `reference`: each kind with the name.
@@ -160,6 +159,11 @@ impl<'a> Pod<'a> {
             None => false,
         }
     }
+}
+
+/// The value of `key` among `entries`.
+fn find<'a>(entries: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
+    entries.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 
 /// Why a Pod needs no lookup and no change, if it does not.
@@ -376,24 +380,11 @@ fn weighs_architecture(spec: &Value) -> bool {
         })
 }
 
-/// Whether the Pod has scheduling gates (`spec.schedulingGates`): until they are removed, the
-/// API server lets its node affinity be narrowed.
-fn scheduling_gated(pod: &Value) -> bool {
-    pod["spec"]["schedulingGates"]
-        .as_array()
-        .is_some_and(|gates| !gates.is_empty())
-}
-
 /// The required node affinity terms, if the Pod has any.
 fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
     spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         ["nodeSelectorTerms"]
         .as_array()
-}
-
-/// A Pod annotation.
-fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
-    pod["metadata"]["annotations"][key].as_str()
 }
 
 #[cfg(test)]
