@@ -126,7 +126,7 @@ k8s-test: deps policy.wasm host
 	cargo build -q -p registry-fixtures --bins
 	KWCTL="$(KWCTL)" bash scripts/k8s-test.sh property
 
-# A real control plane in the test process (k8s-judge/README.md): kube-apiserver on embedded
+# A real control plane in the test process (k8s-judge/cluster/README.md): kube-apiserver on embedded
 # etcd, kube-scheduler and the workload controllers, the policy as its mutating webhook; >= 200
 # random workloads and Pods applied (K8S_E2E_OBJECTS), a sidecar injected after the policy, the
 # webhook down. K8S_E2E_SEED repeats a run.

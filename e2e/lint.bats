@@ -4,7 +4,7 @@
 # (scripts/check-manifests.sh). Each passes on the tree, and fails, with the exact message, on a
 # copy with one error put in: a workflow error, a version that disagrees, a manifest that drifts.
 # And what `make check` and `make help` run.
-# Needs what `make deps` installs: actionlint in .tools/bin, shellcheck. And docs/release.md's
+# Needs what `make deps` installs: actionlint in .tools/bin, shellcheck. And docs/verify.md's
 # verification config is one kwctl reads (on kwctl).
 
 load requests
@@ -272,10 +272,10 @@ copy_versioned() {
   [ "$(grep -c "  .* names .*v$VERSION" <<<"$output")" -eq 7 ]
 }
 
-@test "docs/release.md's verification config is one kwctl reads" {
+@test "docs/verify.md's verification config is one kwctl reads" {
   KWCTL=${KWCTL:-.tools/bin/kwctl}
   [ -x "$KWCTL" ] || skip "needs kwctl verify: kwctl is not installed"
-  doc_block docs/release.md '^### Enforcing it in the cluster' >"$BATS_TEST_TMPDIR/verification.yml"
+  doc_block docs/verify.md '^## Enforcing it in the cluster' >"$BATS_TEST_TMPDIR/verification.yml"
   grep -qx 'apiVersion: v1' "$BATS_TEST_TMPDIR/verification.yml"
   # A config kwctl cannot read is refused before anything is fetched; this one gets further (to
   # Sigstore's trust root, or without a network to its first fetch) and fails there: nothing
