@@ -32,7 +32,7 @@ annotated-policy.wasm: policy.wasm metadata.yml README.md
 
 # Everything `make test` and CI need (scripts/install-deps.sh: Debian packages, actionlint, cosign
 # and syft built from their Go modules, kwctl and policy-server linked from PATH). The targets that
-# need them depend on it: lint-workflows, e2e-tests, k8s-test, k8s-e2e, k8s-mutants.
+# need them depend on it: lint (actionlint), e2e-tests, k8s-test, k8s-e2e, k8s-mutants.
 ## Installs what the e2e suites, lint and k8s-judge need (scripts/install-deps.sh all).
 deps:
 	bash scripts/install-deps.sh all
@@ -64,12 +64,12 @@ clippy:
 
 # clippy, the GitHub workflows (actionlint, the Kubewarden actions' kwctl verification), the
 # version agreement (check-version, below) and the manifests' agreement with metadata.yml.
-## check-version, check-manifests, lint-workflows, check-kubewarden-pins and clippy.
-lint: check-version check-manifests lint-workflows check-kubewarden-pins clippy
+## deps, then check-version, check-manifests, lint-workflows, check-kubewarden-pins and clippy.
+lint: deps check-version check-manifests lint-workflows check-kubewarden-pins clippy
 
 # actionlint (built by `make deps`) over .github/workflows, shellcheck on their run: scripts.
-## actionlint and shellcheck over .github/workflows (needs deps).
-lint-workflows: deps
+## actionlint and shellcheck over .github/workflows (built by make deps).
+lint-workflows:
 	@bash scripts/lint-workflows.sh
 
 # Each Kubewarden action that installs kwctl verifies it against the identity it was signed with.
@@ -142,9 +142,9 @@ k8s-mutants: deps policy.wasm host
 	bash scripts/k8s-mutants.sh
 
 # Everything CI checks (.ci/run, .github/workflows/ci.yml). The parts that need the tools of
-# `make deps` depend on it.
-## Everything CI runs: fmt, lint, rust-tests, host-tests, e2e-tests, k8s-test, k8s-e2e.
-test: fmt lint rust-tests host-tests e2e-tests k8s-test k8s-e2e
+# `make deps` depend on it; lint comes first, so that deps installs rustfmt before fmt runs.
+## Everything CI runs: lint, fmt, rust-tests, host-tests, e2e-tests, k8s-test, k8s-e2e.
+test: lint fmt rust-tests host-tests e2e-tests k8s-test k8s-e2e
 
 # The policy on an example Pod (test_data/pod-multi-arch.json) with real lookups in a local
 # registry, on kwctl when installed, else on the embedded host (RUN_HOST=kwctl|embedded picks).

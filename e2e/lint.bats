@@ -57,13 +57,13 @@ finding() {
     "$1" "$2" "$3" "$4" "$pad" "$2" "$code" "$pad" "$indent" "$5"
 }
 
-@test "make lint runs check-version, check-manifests, actionlint on the workflows (after make deps), and clippy" {
+@test "make lint runs make deps, then check-version, check-manifests, actionlint on the workflows, and clippy" {
   run make -n lint
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$output" = 'bash scripts/check-version.sh ""
+  [ "$output" = 'bash scripts/install-deps.sh all
+bash scripts/check-version.sh ""
 bash scripts/check-manifests.sh
-bash scripts/install-deps.sh all
 bash scripts/lint-workflows.sh
 bash scripts/check-kubewarden-pins.sh
 cargo clippy --workspace --all-targets -- -D warnings' ]
