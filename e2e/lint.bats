@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
-# `make lint` beyond clippy: actionlint over the GitHub workflows (scripts/lint-workflows.sh) and
-# the version agreement (scripts/check-version.sh). Each passes on the tree, and fails, with the
-# exact message, on a copy with one error put in: a workflow error, a version that disagrees.
-# Needs what `make deps` installs: actionlint in .tools/bin, shellcheck. And docs/release.md's
+# `make lint` beyond clippy: actionlint over the GitHub workflows (scripts/lint-workflows.sh), the
+# version agreement (scripts/check-version.sh) and the manifests' agreement with metadata.yml
+# (scripts/check-manifests.sh). Each passes on the tree, and fails, with the exact message, on a
+# copy with one error put in: a workflow error, a version that disagrees, a manifest that drifts.
+# And what `make check` and `make help` run.
+# Needs what `make deps` installs: actionlint in .tools/bin, shellcheck. And docs/verify.md's
 # verification config is one kwctl reads (on kwctl).
 
 load requests
@@ -55,14 +57,69 @@ finding() {
     "$1" "$2" "$3" "$4" "$pad" "$2" "$code" "$pad" "$indent" "$5"
 }
 
-@test "make lint runs check-version, actionlint on the workflows, and clippy" {
+@test "make lint runs make deps, then check-version, check-manifests, actionlint on the workflows, and clippy" {
   run make -n lint
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$output" = 'bash scripts/check-version.sh ""
+  [ "$output" = 'bash scripts/install-deps.sh all
+bash scripts/check-version.sh ""
+bash scripts/check-manifests.sh
 bash scripts/lint-workflows.sh
 bash scripts/check-kubewarden-pins.sh
 cargo clippy --workspace --all-targets -- -D warnings' ]
+}
+
+@test "make check runs fmt, clippy, check-version, check-manifests and the policy's tests with fewer oracle cases, nothing of make deps" {
+  run make -n check CHECK_CASES=300
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = 'cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+bash scripts/check-version.sh ""
+bash scripts/check-manifests.sh
+SCHEDULING_CASES=300 cargo test
+cargo test -p registry-fixtures' ]
+}
+
+@test "make help names every target with a line of its own" {
+  run make -s help
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # Each target of the Makefile but the trivial module's (a path of target/) has its line.
+  for target in $(sed -n 's/^\([A-Za-z0-9_.\/-]*\):.*/\1/p' Makefile | grep -v '^\.PHONY$'); do
+    grep -qE "^  $target +[A-Za-z]" <<<"$output" || { echo "no help line for $target"; false; }
+  done
+  [ "${lines[0]}" = "  all                                    The annotated module (the default target)." ]
+}
+
+@test "make check-manifests: the README's, docs/node-aware.md's and the example's policies route metadata.yml's rules" {
+  run make -s check-manifests
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "check-manifests: README.md, docs/node-aware.md and examples/cluster-admission-policy.yaml route metadata.yml's 5 rules" ]
+}
+
+@test "make check-manifests fails, naming each difference, on a manifest that drifts" {
+  COPY=$BATS_TEST_TMPDIR/repo
+  mkdir -p "$COPY/scripts"
+  cp -r README.md docs examples metadata.yml "$COPY/"
+  cp scripts/check-manifests.sh "$COPY/scripts/"
+  sed -i 's/resources: \["jobs", "cronjobs"\]/resources: ["jobs"]/' "$COPY/docs/node-aware.md"
+  sed -i 's/^  mutating: true$/  mutating: false/' "$COPY/examples/cluster-admission-policy.yaml"
+  ! cmp -s "$COPY/docs/node-aware.md" docs/node-aware.md
+  run bash "$COPY/scripts/check-manifests.sh"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [ "$output" = "manifests disagree with metadata.yml:
+  docs/node-aware.md's rules (< metadata.yml's, > its own):
+    < apiGroups=batch;apiVersions=v1;resources=jobs,cronjobs;operations=CREATE,UPDATE
+    > apiGroups=batch;apiVersions=v1;resources=jobs;operations=CREATE,UPDATE
+  examples/cluster-admission-policy.yaml's mutating (< metadata.yml's, > its own):
+    < true
+    > false
+  docs/node-aware.md's policy but settings, backgroundAudit and contextAwareResources (< README.md's, > its own):
+    <       resources: [\"jobs\", \"cronjobs\"]
+    >       resources: [\"jobs\"]" ]
 }
 
 @test "every Kubewarden action that installs kwctl verifies the identity its kwctl version was signed with" {
@@ -215,10 +272,10 @@ copy_versioned() {
   [ "$(grep -c "  .* names .*v$VERSION" <<<"$output")" -eq 7 ]
 }
 
-@test "docs/release.md's verification config is one kwctl reads" {
+@test "docs/verify.md's verification config is one kwctl reads" {
   KWCTL=${KWCTL:-.tools/bin/kwctl}
   [ -x "$KWCTL" ] || skip "needs kwctl verify: kwctl is not installed"
-  doc_block docs/release.md '^### Enforcing it in the cluster' >"$BATS_TEST_TMPDIR/verification.yml"
+  doc_block docs/verify.md '^## Enforcing it in the cluster' >"$BATS_TEST_TMPDIR/verification.yml"
   grep -qx 'apiVersion: v1' "$BATS_TEST_TMPDIR/verification.yml"
   # A config kwctl cannot read is refused before anything is fetched; this one gets further (to
   # Sigstore's trust root, or without a network to its first fetch) and fails there: nothing

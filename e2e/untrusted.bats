@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Registry answers and Pod values are untrusted (issue 20), end to end on a Kubewarden host
+# Registry answers and Pod values are untrusted, end to end on a Kubewarden host
 # (e2e/host.bash): index entries whose values no node reports are left out with a warning, a
 # Pod constraint on such a value admits no node, no patch carries a value that is no label value,
 # and with readNodes every Node label selector is one of the fixed set (the replay sessions

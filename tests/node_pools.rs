@@ -1,4 +1,4 @@
-//! Karpenter's NodePools with `readNodes` (issue 32): a NodePool that can create nodes of an
+//! Karpenter's NodePools with `readNodes`: a NodePool that can create nodes of an
 //! architecture counts like Nodes of it, for the Pods that tolerate its taints. Each case with
 //! the exact patch or message and host calls.
 
@@ -367,8 +367,7 @@ fn a_node_pool_whose_architecture_needs_min_values_counts_only_for_pods_that_adm
 
 #[test]
 fn min_values_count_only_the_architectures_the_pod_itself_admits() {
-    // Seen while building k8s-judge's under-refusal check on Karpenter's scheduler (issue 43): a
-    // Pod whose own nodeSelector asks for arm64 admits one of the pool's architectures, whatever
+    // A Pod whose own nodeSelector asks for arm64 admits one of the pool's architectures, whatever
     // its images run on; Karpenter never creates a node for it from a pool of minValues 2.
     let mut requirements = arch(&["amd64", "arm64"]);
     requirements[0]["minValues"] = json!(2);
@@ -513,7 +512,7 @@ fn a_pod_whose_images_run_anywhere_refused_by_its_own_os_reads_the_node_pools_fo
 
 #[test]
 fn a_pod_whose_images_run_anywhere_is_decided_for_another_os_where_its_own_refuses_it() {
-    // Found by k8s-judge (issue 43, RAPID_SEED=18052084633831528540, case 2,077): a Pod of
+    // Found by k8s-judge (RAPID_SEED=18052084633831528540, case 2,077): a Pod of
     // WebAssembly images only, stating no OS, whose required term admits ppc64le alone, was
     // refused in a cluster of amd64 Linux Nodes, though a Windows NodePool of any architecture
     // can create a node that runs it. Its images run on any OS: where its own OS refuses it, the

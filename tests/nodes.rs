@@ -723,8 +723,8 @@ fn amd64_arm64_and_virtual() -> Vec<Value> {
 fn without_an_architecture_label_a_virtual_node_is_never_lost_by_a_pin() {
     // AKS virtual nodes and other virtual-kubelet providers carry no kubernetes.io/arch label: a
     // Pod sent there by its own nodeSelector and toleration would be unschedulable for ever
-    // once pinned. Each of its terms the pin changed gets a copy for the Nodes without the label
-    // (issue 43); the Nodes with one are kept to its images' architectures as before.
+    // once pinned. Each of its terms the pin changed gets a copy for the Nodes without the label,
+    // and the Nodes with one are kept to its images' architectures.
     let mut cluster = FixtureCluster::of(vec![
         node("amd-1", "linux", "amd64"),
         node("arm-1", "linux", "arm64"),

@@ -166,7 +166,7 @@ fn refusals_and_images_that_run_anywhere_are_as_in_a_cluster_of_one_os() {
 
 #[test]
 fn a_pod_of_an_os_cluster_operating_systems_does_not_list_is_refused_before_any_lookup() {
-    // Found by k8s-judge (issue 43): such a Pod was pinned to its OS, and waited for ever.
+    // No node runs it: refused before any lookup, not pinned to its OS to wait for ever.
     let linux_only = json!({"clusterOperatingSystems": ["linux"]});
     let windows_pod = pod(
         &["ghcr.io/org/windows:1"],
@@ -568,8 +568,8 @@ fn a_daemon_set_under_validate_is_warned_per_os_where_its_images_run_on_several(
 #[test]
 fn an_image_platforms_entry_is_of_default_operating_system_unless_it_lists_its_own() {
     // An entry names architectures of defaultOperatingSystem: in a cluster of Linux and Windows
-    // nodes, a Pod that states no OS is kept to Linux as well as to amd64 (it ran on untainted
-    // Windows amd64 nodes before: issue 43).
+    // nodes, a Pod that states no OS is kept to Linux as well as to amd64 (not put on the
+    // untainted Windows amd64 nodes).
     let legacy = json!({"imagePlatforms": [
         {"image": "registry.example.com/legacy/*", "architectures": ["amd64"]}]});
     let r = run(
@@ -592,7 +592,7 @@ fn an_image_platforms_entry_is_of_default_operating_system_unless_it_lists_its_o
         add_annotation("amd64"),
         add_required_os(&["amd64"], "windows")
     ]));
-    // Both: an image of both OSes, as an index of both (issue 31: a term per OS).
+    // Both: an image of both OSes, as an index of both (a term per OS).
     let both = json!({"imagePlatforms": [{"image": "registry.example.com/legacy/*",
         "architectures": ["arm64"], "operatingSystems": ["linux", "windows"]}]});
     let r = run(

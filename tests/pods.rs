@@ -723,8 +723,8 @@ fn unknown_fields_survive_and_the_policy_is_idempotent() {
 
 #[test]
 fn node_selector_conflict_with_no_common_accept_warns() {
-    // Issue 12: a nodeSelector is read like every other constraint, so its Pod is looked up and
-    // a conflict warned about (it used to be accepted without a lookup and without a word).
+    // A nodeSelector is read like every other constraint: its Pod is looked up, and a conflict
+    // with its images is warned about under onNoCommonArchitecture: accept.
     let object = pod(
         &["multi:1", "list:1"],
         json!({"nodeSelector": {"kubernetes.io/arch": "s390x"}}),
@@ -762,8 +762,8 @@ fn conflicting_terms_with_no_common_accept_warn() {
 
 #[test]
 fn multi_line_causes_become_their_first_line_per_image() {
-    // Issue 15: only the first line of a host error; a registry's HTML page and an error chain
-    // are cut where their first line ends.
+    // Only the first line of a host error: a registry's HTML page and an error chain are cut
+    // where their first line ends.
     let mut registry = FixtureRegistry::new();
     let html = format!(
         "Host error: code: 503, message: <html>\n<head>\n  <title>503</title>\n</head>\n{}</html>",
@@ -932,7 +932,7 @@ fn node_selector_picking_a_tainted_pool_gets_its_tolerations() {
 
 #[test]
 fn named_node_term_ored_with_a_pool_term_is_pinned_like_any_term() {
-    // Issue 15's example: a named-node term ORed with an ordinary one; both get the architecture.
+    // A named-node term ORed with an ordinary one: both get the architecture.
     let object = with_terms(
         &["multi:1"],
         json!({}),
@@ -1069,7 +1069,7 @@ fn an_operator_lifecycle_manager_bundle_constrains_nothing() {
     // OLM's bundle unpack Pod: the bundle image holds manifests and no binaries, and runs a
     // binary the `util` init container copied from OLM's own image, of the node's platform. A
     // bundle built on amd64 runs on arm64 nodes (OpenShift's multiarch-tuning-operator skips
-    // such Pods): its config's platform says nothing (issue 43).
+    // such Pods): its config's platform says nothing.
     let mut registry = FixtureRegistry::new();
     let manifest = json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json",

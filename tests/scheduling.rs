@@ -1235,7 +1235,7 @@ fn workload_templates_admit_exactly_the_nodes_that_run_their_images() {
     );
 }
 
-// ---- readNodes: one verdict (issue 19) ----
+// ---- readNodes: one verdict ----
 //
 // With `readNodes`, a Pod (or template) gets exactly the verdict it gets with
 // `schedulableArchitectures` set to the architectures of the cluster's Nodes of its OS plus its
@@ -1244,7 +1244,7 @@ fn workload_templates_admit_exactly_the_nodes_that_run_their_images() {
 // OS (Nodes of every architecture and OS, with and without beta labels, some known only by their
 // status) and the generated Pods and templates above (those bound to a node aside: with
 // `readNodes` they are checked against it). Every Node call is a list whose selector is one of
-// the fixed set (`selectors::all`, issue 20), at most two per evaluation.
+// the fixed set (`selectors::all`), at most two per evaluation.
 
 /// A cluster: Nodes (OS, architecture, beta labels, known only by `status.nodeInfo`) and the
 /// autoscaled pools of each OS.

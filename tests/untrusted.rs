@@ -1,4 +1,4 @@
-//! Registry answers and Pod values are untrusted (issue 20): a value no node can carry never
+//! Registry answers and Pod values are untrusted: a value no node can carry never
 //! reaches a patch (nor, with `readNodes`, a Node selector: tests/nodes.rs). Each case with its
 //! exact outcome.
 

@@ -352,8 +352,8 @@ fn a_windows_pod_kept_to_the_builds_of_a_new_image_is_not_refused_for_them() {
         )
     };
     run(&mut registry, &mut cluster, "ghcr.io/org/win-20348:1").assert_accepted_unchanged();
-    // So with the copy of its term that keeps Nodes without an architecture label reachable
-    // (issue 43): what runs there is their provider's business.
+    // So with the copy of its term that keeps Nodes without an architecture label reachable:
+    // what runs there is their provider's business.
     let mut with_copy = old.clone();
     with_copy["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         ["nodeSelectorTerms"]

@@ -369,7 +369,7 @@ fn daemonset_warning_with_long_architecture_lists_fits_256_characters() {
           Add a required node affinity on kubernetes.io/arch, or set daemonSetTemplates: mutate"]
     );
     assert_eq!(warnings[0].chars().count(), 256);
-    // Values no node reports (issue 20): they admit no node, so nothing fails there.
+    // Values no node reports: they admit no node, so nothing fails there.
     let values: Vec<String> = (1..=5)
         .map(|i| format!("label-value-that-is-not-an-architecture-number-{i}"))
         .collect();

@@ -2,7 +2,7 @@
 //! conformance/record.sh) replayed through the embedded host: for every case, the same exit code
 //! and error line, and the same verdict, status, warnings and patched object (the objects the two
 //! patches produce, not the patch texts). Needs `make policy.wasm` and the trivial module
-//! (`make conformance` builds both).
+//! (`make host-tests` builds both).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,7 +34,7 @@ fn module(case: &Path, kind: &str) -> PathBuf {
     };
     assert!(
         module.exists(),
-        "{module:?} is missing: run `make conformance`"
+        "{module:?} is missing: run `make host-tests`"
     );
     if kind != "manifest" {
         return module;

@@ -1,7 +1,7 @@
 //! `embedded-host serve`: the conformance cases that make no host call (their recorded session is
 //! empty) sent to one serve process per module, one line each with its own settings, answered
 //! as kwctl answered each in its own `kwctl run`: the same AdmissionResponse, or kwctl's error
-//! text. Needs `make policy.wasm` and the trivial module (`make conformance` builds both).
+//! text. Needs `make policy.wasm` and the trivial module (`make host-tests` builds both).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ fn module(kind: &str) -> PathBuf {
     };
     assert!(
         module.exists(),
-        "{module:?} is missing: run `make conformance`"
+        "{module:?} is missing: run `make host-tests`"
     );
     module
 }

@@ -399,7 +399,7 @@ fn wasm(os: &str) -> Platform<'_> {
     }
 }
 
-/// The WebAssembly and artifact fixtures, and the nested indexes (issue 26).
+/// The WebAssembly and artifact fixtures, and the nested indexes.
 fn not_native() -> Vec<Fixture> {
     let mut out = Vec::new();
     {
@@ -456,8 +456,7 @@ fn not_native() -> Vec<Fixture> {
         ),
         vec![],
     ));
-    // Image volumes (issue 33): artifacts with no platform, which an image volume mounts on any
-    // node.
+    // Image volumes: artifacts with no platform, which an image volume mounts on any node.
     out.push(fixture(
         "artifacts/model",
         "CNCF ModelPack model artifact: artifactType application/vnd.cncf.model.manifest.v1+json, config application/vnd.cncf.model.config.v1+json, one weight layer, no platform",
