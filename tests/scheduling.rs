@@ -1947,15 +1947,16 @@ fn node_aware_property(what: &str, kinds: Vec<&'static str>) {
         panic!("{error}\nseed {seed}: SCHEDULING_SEED={seed} cargo test --test scheduling");
     }
     // A run where NodePools seldom mattered would judge them vacuously, as one that left out
-    // many clusters would judge few.
+    // many clusters would judge few. Shares are asserted from 1,000 cases: in a few hundred (`make
+    // check`'s) a share of 3% exceeds 5% by chance.
     let cases = counts.cases.get();
     assert!(
-        counts.negative_bounds.get() * 20 <= cases,
+        cases < 1000 || counts.negative_bounds.get() * 20 <= cases,
         "{} cases left out of {cases} for a negative Gt or Lt bound (maximum 5%)",
         counts.negative_bounds.get()
     );
     assert!(
-        counts.unequal_node_pools.get() * 50 <= cases,
+        cases < 1000 || counts.unequal_node_pools.get() * 50 <= cases,
         "{} clusters left out of {cases} as their NodePools create other architectures for the \
          Pod on each OS (maximum 2%)",
         counts.unequal_node_pools.get()
