@@ -106,6 +106,9 @@ impl Cluster for Answers {
             .clone()
             .ok_or_else(|| "Cannot find resource karpenter.sh/v1/NodePool".to_string())
     }
+    fn get_runtime_class(&mut self, _name: &str) -> Result<Vec<u8>, String> {
+        Err("not used".into())
+    }
 }
 
 fn payload(containers: usize, unique: usize) -> Vec<u8> {

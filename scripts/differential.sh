@@ -2,6 +2,8 @@
 # The policy at BASE (a commit) and the working tree, on CASES generated requests (differential/,
 # default 100,000): every answer and every host call, in order, must be the same. For refactors:
 # behaviour kept, over as many cases as you like. SEED repeats a run; each run prints its own.
+# DIFFERENTIAL_EXPECT=WORD[,WORD...]: differences are expected (and counted, not failed on) in the
+# cases whose JSON holds one of the words, for a change meant to change those answers only.
 #
 #   scripts/differential.sh BASE [CASES] [SEED]
 set -euo pipefail

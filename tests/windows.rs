@@ -230,35 +230,77 @@ fn a_term_naming_builds_an_image_lacks_is_narrowed_to_the_images_builds() {
 #[test]
 fn a_pod_bound_to_a_windows_node_of_another_build_is_rejected() {
     let mut cluster = FixtureCluster::of(vec![node("win-1", "windows", "amd64")]);
-    let run = |cluster: &mut FixtureCluster, image: &str, settings_json: Value| {
+    cluster.runtime_classes = vec![("hyperv".into(), "runhcs-wcow-hypervisor".into())];
+    let run = |cluster: &mut FixtureCluster, image: &str, extra: Value, settings_json: Value| {
+        let mut extra = extra;
+        extra["nodeName"] = json!("win-1");
         run_in_cluster(
             &mut registry(),
             cluster,
             "Pod",
             "CREATE",
-            &windows_pod(&[image], json!({"nodeName": "win-1"})),
+            &windows_pod(&[image], extra),
             &Value::Null,
             &settings(settings_json),
         )
     };
-    let both = json!({"readNodes": true, "pinWindowsBuild": true});
-    let r = run(&mut cluster, "ghcr.io/org/win-2019:1", both.clone());
-    assert_eq!(
-        r.rejection(),
-        "image-arch-affinity: the Pod is bound to node \"win-1\" (windows/amd64, OS build 10.0.20348), which its \
-         images have no build for: \"ghcr.io/org/win-2019:1\" runs only on windows/amd64 10.0.17763. Its \
-         containers cannot start there (a process-isolated Windows container needs the node's architecture and \
-         OS build)"
-    );
-    run(&mut cluster, "ghcr.io/org/win-2022:1", both.clone()).assert_accepted_unchanged();
-    run(&mut cluster, "ghcr.io/org/win-any:1", both).assert_accepted_unchanged();
-    // Without pinWindowsBuild only the architecture counts.
+    let refused = "image-arch-affinity: the Pod is bound to node \"win-1\" (windows/amd64, OS build 10.0.20348), \
+        which its images have no build for: \"ghcr.io/org/win-2019:1\" runs only on windows/amd64 10.0.17763. Its \
+        containers cannot start there (a process-isolated Windows container needs the node's architecture and \
+        OS build)";
+    // With readNodes the Node's build counts, with pinWindowsBuild or without.
+    for settings_json in [
+        json!({"readNodes": true, "pinWindowsBuild": true}),
+        json!({"readNodes": true}),
+    ] {
+        let r = run(
+            &mut cluster,
+            "ghcr.io/org/win-2019:1",
+            json!({}),
+            settings_json.clone(),
+        );
+        assert_eq!(r.rejection(), refused);
+        run(
+            &mut cluster,
+            "ghcr.io/org/win-2022:1",
+            json!({}),
+            settings_json.clone(),
+        )
+        .assert_accepted_unchanged();
+        run(
+            &mut cluster,
+            "ghcr.io/org/win-any:1",
+            json!({}),
+            settings_json,
+        )
+        .assert_accepted_unchanged();
+    }
+    // Hyper-V isolation runs an image of any build: the RuntimeClass is read, and the Pod
+    // accepted; one of process isolation is refused.
+    cluster.calls.clear();
+    let hyperv = json!({"runtimeClassName": "hyperv"});
     run(
         &mut cluster,
         "ghcr.io/org/win-2019:1",
+        hyperv,
         json!({"readNodes": true}),
     )
     .assert_accepted_unchanged();
+    assert_eq!(
+        cluster.calls,
+        [
+            format!("get_resource v1/Node win-1 masks {MASKS}"),
+            "get_resource node.k8s.io/v1/RuntimeClass hyperv masks handler".to_string()
+        ]
+    );
+    cluster.runtime_classes = vec![("hyperv".into(), "runhcs-wcow-process".into())];
+    let r = run(
+        &mut cluster,
+        "ghcr.io/org/win-2019:1",
+        json!({"runtimeClassName": "hyperv"}),
+        json!({"readNodes": true}),
+    );
+    assert_eq!(r.rejection(), refused);
 }
 
 const MASKS: &str = "status.nodeInfo.architecture,status.nodeInfo.operatingSystem";
@@ -361,6 +403,64 @@ fn with_nodes_read_the_pin_is_the_image_builds_some_node_reports() {
                 {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
     ]));
     assert_eq!(cluster.calls.len(), 5);
+}
+
+#[test]
+fn with_nodes_read_a_process_isolated_pod_is_kept_to_its_builds_without_the_setting() {
+    // readNodes alone: Windows Nodes of two builds, win-both runs on 2019 and 2022: pinned to the
+    // build some Node reports, as under pinWindowsBuild, after the same Node lists.
+    let nodes = || {
+        FixtureCluster::of(vec![
+            windows_node("win-1", "amd64", Some("10.0.20348")),
+            windows_node("win-2", "amd64", Some("10.0.26100")),
+        ])
+    };
+    let pinned_2022 = json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]}]}]}}}}
+    ]);
+    let run = |cluster: &mut FixtureCluster, image: &str, extra: Value| {
+        run_in_cluster(
+            &mut registry(),
+            cluster,
+            "Pod",
+            "CREATE",
+            &windows_pod(&[image], extra),
+            &Value::Null,
+            &settings(json!({"readNodes": true})),
+        )
+    };
+    let mut cluster = nodes();
+    run(&mut cluster, "ghcr.io/org/win-both:1", json!({})).assert_patch(pinned_2022);
+    assert_eq!(cluster.calls.len(), 5);
+    // No Node of the image's build: refused, naming the setting that reads them.
+    let r = run(&mut nodes(), "ghcr.io/org/win-2019:1", json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: no Windows amd64 Node has an OS build of the Pod's images: images 10.0.17763; \
+         Nodes 10.0.20348, 10.0.26100 (node.kubernetes.io/windows-build; setting readNodes)"
+    );
+    // A Pod in Hyper-V isolation runs on any build: its RuntimeClass is read first, and only
+    // its OS is pinned (the cluster has Linux Nodes too).
+    let mut cluster = nodes();
+    cluster.nodes.push(node("linux-1", "linux", "amd64"));
+    cluster.runtime_classes = vec![("hyperv".into(), "runhcs-wcow-hypervisor".into())];
+    let r = run(
+        &mut cluster,
+        "ghcr.io/org/win-2019:1",
+        json!({"runtimeClassName": "hyperv"}),
+    );
+    r.assert_patch(json!([
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]}}}}
+    ]));
+    assert_eq!(
+        cluster.calls[0],
+        "get_resource node.k8s.io/v1/RuntimeClass hyperv masks handler"
+    );
 }
 
 #[test]

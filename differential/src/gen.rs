@@ -624,7 +624,7 @@ fn pod_spec(rng: &mut Rng, names: &[String]) -> Value {
         spec["tolerations"] = json!("garbage");
     }
     if rng.chance(8) {
-        spec["runtimeClassName"] = json!(rng.pick(&["wasm", "runc", "runhcs-wcow-hypervisor"]));
+        spec["runtimeClassName"] = json!(rng.pick(&["wasm", "runc", "hyperv"]));
     }
     spec
 }

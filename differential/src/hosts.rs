@@ -166,7 +166,7 @@ fn masked(node: &Value, masks: &[&str]) -> Value {
 }
 
 macro_rules! registry_for {
-    ($krate:ident) => {
+    ($krate:ident $(, $($extra:tt)*)?) => {
         impl $krate::host::registry::Registry for FakeRegistry<'_> {
             fn manifest(&mut self, image: &str) -> Result<Vec<u8>, String> {
                 FakeRegistry::manifest(self, image)
@@ -185,9 +185,28 @@ macro_rules! registry_for {
             fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
                 FakeCluster::list_node_pools(self, masks)
             }
+            $($($extra)*)?
         }
     };
 }
 
 registry_for!(base);
-registry_for!(new);
+registry_for!(
+    new,
+    fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        self.runtime_class(name)
+    }
+);
+
+impl FakeCluster<'_> {
+    fn runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        self.calls.push(format!("get RuntimeClass {name}"));
+        if let Some(error) = self.failing() {
+            return Err(error);
+        }
+        Ok(json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
+            "handler": if name == "hyperv" { "runhcs-wcow-hypervisor" } else { "runhcs-wcow-process" }})
+            .to_string()
+            .into_bytes())
+    }
+}

@@ -64,6 +64,10 @@ impl Cluster for &Host<'_> {
     fn list_node_pools(&mut self, _masks: &[&str]) -> Result<Vec<u8>, String> {
         self.0.borrow_mut().answer()
     }
+
+    fn get_runtime_class(&mut self, _name: &str) -> Result<Vec<u8>, String> {
+        self.0.borrow_mut().answer()
+    }
 }
 
 /// Every node label value in `value`: the values of expressions and tolerations.

@@ -16,6 +16,7 @@ use crate::settings::Settings;
 use super::answer::{on_lookup_failure, refuse, Answer};
 use super::images::{constraining, known_images};
 use super::subject::Subject;
+use super::windows_builds::{process_isolated, windows_builds_named};
 
 /// A Pod bound to a node (`spec.nodeName`, or a DaemonSet Pod's target node), with `readNodes`:
 /// accepted unchanged when every image runs on the node's OS and architecture, else rejected
@@ -42,18 +43,15 @@ pub fn judge(
             };
         }
     };
-    let (os, arch, build) = platform_of(&node, pod, settings);
-    let fits = |platform: &platform::Platform| {
-        platform.runs_on(os)
-            && platform.architecture == arch
-            && build.is_none_or(|build| platform.os_build.as_deref().is_none_or(|b| b == build))
-    };
-    let placed = message::placed(os, arch, build);
+    let (os, arch) = platform_of(&node, pod, settings);
     // The kubelet refuses a Pod on a node of another OS than the one it chooses: no image
     // lookup can change that. (After admission only the new images are judged: the Pod's place
     // was settled before them.)
     let chosen = pod.chosen_os.filter(|_| !after_admission);
     if let Some(chosen) = chosen.filter(|chosen| *chosen != os) {
+        let build = node.windows_build.as_deref();
+        let build = build.filter(|_| settings.pin_windows_build && os == "windows");
+        let placed = message::placed(os, arch, build);
         let refusal = message::bound_other_os(subject, name, &placed, chosen);
         return refuse(refusal, &mut warnings, settings);
     }
@@ -68,6 +66,23 @@ pub fn judge(
         }
         ControlFlow::Break(answer) => return answer,
     };
+    // A Windows Node's OS build counts for a process-isolated Pod (a platform that names none
+    // runs on any build).
+    // (Where no image names a build, `pinWindowsBuild` still names the Node's in messages.)
+    let build = match node.windows_build.as_deref().filter(|_| os == "windows") {
+        Some(build) if windows_builds_named(&known) => {
+            match process_isolated(pod, subject, settings, cluster, &mut warnings) {
+                ControlFlow::Continue(isolated) => isolated.then_some(build),
+                ControlFlow::Break(answer) => return answer,
+            }
+        }
+        build => build.filter(|_| settings.pin_windows_build),
+    };
+    let fits = |platform: &platform::Platform| {
+        platform.runs_on(os)
+            && platform.architecture == arch
+            && build.is_none_or(|build| platform.os_build.as_deref().is_none_or(|b| b == build))
+    };
     let lacking: Vec<&&ImagePlatforms> = known
         .iter()
         .filter(|image| !image.platforms().iter().any(fits))
@@ -75,26 +90,17 @@ pub fn judge(
     if lacking.is_empty() {
         return Answer::Unchanged(warnings);
     }
+    let placed = message::placed(os, arch, build);
     let after_admission = after_admission.then_some(pod);
     let refusal =
         message::bound_without_build(subject, name, &placed, &lacking, build, after_admission);
     refuse(refusal, &mut warnings, settings)
 }
 
-/// The platform of the Node a Pod is bound to: its OS (the Pod's when the Node says none),
-/// architecture, and, with `pinWindowsBuild`, a Windows Node's OS build (a platform that names
-/// none runs on any).
-fn platform_of<'a>(
-    node: &'a Node,
-    pod: &'a Pod,
-    settings: &'a Settings,
-) -> (&'a str, &'a str, Option<&'a str>) {
+/// The platform of the Node a Pod is bound to: its OS (the Pod's when the Node says none) and
+/// architecture.
+fn platform_of<'a>(node: &'a Node, pod: &'a Pod, settings: &'a Settings) -> (&'a str, &'a str) {
     let pod_os = pod.chosen_os.unwrap_or(&settings.default_operating_system);
     let os = node.os.as_deref().unwrap_or(pod_os);
-    let arch = node.architecture.as_deref().unwrap_or_default();
-    let build = node
-        .windows_build
-        .as_deref()
-        .filter(|_| settings.pin_windows_build && os == "windows");
-    (os, arch, build)
+    (os, node.architecture.as_deref().unwrap_or_default())
 }

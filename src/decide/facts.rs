@@ -41,6 +41,9 @@ pub struct Facts<'a> {
     /// Why no node of the Pod's own OS runs every image, when only `others` do (`image_common`
     /// is then empty).
     pub own_os_refusal: Option<Refusal>,
+    /// The Pod is kept to its Windows images' OS builds (`pinWindowsBuild`; with `readNodes`,
+    /// every process-isolated Windows Pod): set once the cluster says how it is isolated.
+    pub pin_builds: bool,
 }
 
 impl Facts<'_> {
@@ -54,6 +57,14 @@ impl Facts<'_> {
     /// it (it is left unpinned to any OS, and runs on a node of any that admits it).
     pub fn others_decide(&self, own_refused: impl FnOnce() -> bool) -> bool {
         !self.others.is_empty() && (!self.unconstrained || own_refused())
+    }
+
+    /// The setting that keeps the Pod to its images' Windows builds, as messages name it.
+    pub fn builds_setting(&self) -> &'static str {
+        match self.settings.pin_windows_build {
+            true => "setting pinWindowsBuild",
+            false => "setting readNodes",
+        }
     }
 
     /// The other OS `os`, when the Pod may run there.

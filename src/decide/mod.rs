@@ -41,11 +41,12 @@ pub use self::answer::Answer;
 pub use self::plan::Plan;
 pub use self::subject::Subject;
 
-use self::answer::{refuse, settled, Step};
+use self::answer::{refuse, Step};
 use self::cluster_view::Schedulable;
 use self::facts::{Facts, OtherOs};
 use self::images::{constraining, image_architectures, known_images};
 use self::os::{admitted_on_other_os, other_operating_systems};
+use self::windows_builds::{process_isolated, windows_builds_named};
 
 /// The answer for a Pod being created, or a workload's Pod template. The cluster is read only
 /// with `readNodes`.
@@ -157,10 +158,17 @@ fn decide(
     cluster: &mut ClusterReader,
 ) -> Answer {
     let mut warnings = Vec::new();
-    settled(
-        facts(pod, subject, settings, resolved, os_refusal, &mut warnings)
-            .map_continue(|facts| in_cluster(&facts, cluster, warnings)),
-    )
+    let mut facts = match facts(pod, subject, settings, resolved, os_refusal, &mut warnings) {
+        ControlFlow::Continue(facts) => facts,
+        ControlFlow::Break(answer) => return answer,
+    };
+    if settings.read_nodes && windows_builds_named(&facts.known) {
+        match process_isolated(pod, subject.name(), settings, cluster, &mut warnings) {
+            ControlFlow::Continue(isolated) => facts.pin_builds = isolated,
+            ControlFlow::Break(answer) => return answer,
+        }
+    }
+    in_cluster(&facts, cluster, warnings)
 }
 
 /// Steps 3 and 4: what every image runs on, and the other OSes the Pod may run on.
@@ -227,6 +235,7 @@ fn facts<'a>(
         webassembly,
         others,
         own_os_refusal,
+        pin_builds: settings.pin_windows_build,
     })
 }
 

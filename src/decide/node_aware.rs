@@ -153,10 +153,11 @@ fn on_nodes(
 ) -> (Step<Answer>, bool) {
     let os = facts.os();
     // A Windows Pod pinned to its images' OS builds reads every Windows Node's build.
-    let all_nodes = facts.settings.pin_windows_build
+    let (subject, setting) = (facts.subject.name(), facts.builds_setting());
+    let all_nodes = facts.pin_builds
         && os == "windows"
         && matches!(
-            windows_builds(&facts.known, &facts.image_common, facts.subject.name()),
+            windows_builds(&facts.known, &facts.image_common, subject, setting),
             Ok(Some(_))
         );
     let mut answer = |cluster: &mut ClusterReader, view: &Schedulable| {

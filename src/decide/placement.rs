@@ -52,7 +52,7 @@ pub fn place<'a>(
     image_common: &Architectures,
     schedulable: &Schedulable,
 ) -> Result<Placement<'a>, (Refusal, bool)> {
-    let (subject, settings) = (facts.subject.name(), facts.settings);
+    let subject = facts.subject.name();
     let (common, universe) = cluster_common(facts, image_common, schedulable);
     let finally = constraints.admits().among(&common);
     if common.is_empty() || finally.is_empty() {
@@ -74,7 +74,7 @@ pub fn place<'a>(
         };
         return Err((refusal, false));
     }
-    let builds = if settings.pin_windows_build && constraints.os == "windows" {
+    let builds = if facts.pin_builds && constraints.os == "windows" {
         windows_build_pin(facts, constraints, &finally, schedulable).map_err(|r| (r, true))?
     } else {
         None

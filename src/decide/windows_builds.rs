@@ -1,16 +1,24 @@
-//! Windows OS builds (`pinWindowsBuild`): the builds every image has, and those the cluster's
-//! Windows Nodes report.
+//! Windows OS builds: the builds every image has, and those the cluster's Windows Nodes report.
+//! A process-isolated Windows container runs only on a node of its own OS build: a Windows Pod
+//! is kept to its images' builds under `pinWindowsBuild`, and with `readNodes` unless its
+//! RuntimeClass runs it in Hyper-V isolation (`process_isolated`).
 
-use crate::message::{self, Refusal};
+use std::ops::ControlFlow;
+
+use crate::message::{self, Failure, Refusal};
 use crate::platform::{self, Architectures};
+use crate::read::cluster::ClusterReader;
 use crate::read::constraint::Constraints;
 use crate::read::node::Node;
+use crate::read::pod::Pod;
 use crate::read::resolve::ImagePlatforms;
+use crate::settings::Settings;
 
+use super::answer::{on_lookup_failure, Step};
 use super::cluster_view::Schedulable;
 use super::facts::Facts;
 
-/// Step 7: the Windows OS builds to pin a Windows Pod to (`pinWindowsBuild`): those every image
+/// Step 7: the Windows OS builds to pin a Windows Pod to (`Facts::pin_builds`): those every image
 /// has, cut to those the cluster's Windows Nodes report with `readNodes`; the error is the
 /// refusal when they share none, no Node has one, or (before admission) the Pod's own
 /// `constraints` admit none of them: pinned, it would admit no node at all.
@@ -20,8 +28,8 @@ pub(super) fn windows_build_pin(
     finally: &Architectures,
     schedulable: &Schedulable,
 ) -> Result<Option<Architectures>, Refusal> {
-    let subject = facts.subject.name();
-    let Some(builds) = windows_builds(&facts.known, finally, subject)? else {
+    let (subject, setting) = (facts.subject.name(), facts.builds_setting());
+    let Some(builds) = windows_builds(&facts.known, finally, subject, setting)? else {
         return Ok(None);
     };
     let pin = match schedulable.nodes.as_deref() {
@@ -33,9 +41,14 @@ pub(super) fn windows_build_pin(
                 reported,
                 unlabelled,
             } => {
+                let nodes = (&reported, unlabelled);
+                let setting = match facts.settings.pin_windows_build {
+                    true => "settings pinWindowsBuild, readNodes",
+                    false => setting,
+                };
                 return Err(message::absent_builds(
-                    &builds, &reported, unlabelled, finally, subject,
-                ))
+                    &builds, nodes, finally, subject, setting,
+                ));
             }
         },
     };
@@ -45,7 +58,7 @@ pub(super) fn windows_build_pin(
         .admits_where(platform::WINDOWS_BUILD_LABEL, &pin)
         .among(finally);
     if admitted.is_empty() && !facts.subject.after_admission() {
-        return Err(message::builds_not_admitted(&pin, subject));
+        return Err(message::builds_not_admitted(&pin, subject, setting));
     }
     Ok(Some(pin))
 }
@@ -57,6 +70,7 @@ pub(super) fn windows_builds(
     known: &[&ImagePlatforms],
     architectures: &Architectures,
     subject: &str,
+    setting: &str,
 ) -> Result<Option<Architectures>, Refusal> {
     let mut shared: Option<Architectures> = None;
     let mut each = Vec::new();
@@ -80,7 +94,7 @@ pub(super) fn windows_builds(
         });
     }
     match shared {
-        Some(builds) if builds.is_empty() => Err(message::no_common_build(subject, &each)),
+        Some(builds) if builds.is_empty() => Err(message::no_common_build(subject, &each, setting)),
         other => Ok(other),
     }
 }
@@ -153,4 +167,41 @@ pub fn windows_builds_of_nodes(
             .filter(|node| build_value(node).is_none())
             .count(),
     }
+}
+
+/// With `readNodes`, whether a Pod with Windows images of named OS builds runs them
+/// process-isolated, on a node of their build only: unless its RuntimeClass's handler runs it in
+/// Hyper-V isolation (`runhcs-wcow-hypervisor`), on any build. The RuntimeClass is read only for
+/// such a Pod that names one; a failed read follows `onLookupFailure` (`ignoreImage`:
+/// process-isolated).
+pub(super) fn process_isolated(
+    pod: &Pod,
+    subject: &str,
+    settings: &Settings,
+    cluster: &mut ClusterReader,
+    warnings: &mut Vec<String>,
+) -> Step<bool> {
+    let Some(class) = pod.runtime_class else {
+        return ControlFlow::Continue(true);
+    };
+    match cluster.runtime_class_handler(class) {
+        Ok(handler) => ControlFlow::Continue(handler.as_deref() != Some(HYPER_V_HANDLER)),
+        Err(cause) => {
+            let failure = Failure::runtime_class(class, subject, cause);
+            on_lookup_failure(failure, settings, warnings)?;
+            ControlFlow::Continue(true)
+        }
+    }
+}
+
+/// The RuntimeClass handler of containerd's Windows shim that runs a container in Hyper-V
+/// isolation: a utility VM of the container's own OS build, on a node of any build.
+pub const HYPER_V_HANDLER: &str = "runhcs-wcow-hypervisor";
+
+/// Whether a known image has a Windows platform of a named OS build.
+pub(super) fn windows_builds_named(known: &[&ImagePlatforms]) -> bool {
+    known
+        .iter()
+        .flat_map(|image| image.platforms())
+        .any(|p| p.runs_on("windows") && p.os_build.is_some())
 }

@@ -20,6 +20,8 @@ pub trait Cluster {
     /// `kubernetes/list_resources_all` on `karpenter.sh/v1/NodePool` (cluster-scoped), with
     /// field masks and no selector.
     fn list_node_pools(&mut self, field_masks: &[&str]) -> Result<Vec<u8>, String>;
+    /// `kubernetes/get_resource` on `node.k8s.io/v1/RuntimeClass` (cluster-scoped).
+    fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String>;
 }
 
 /// No cluster to read: what the decision gets when the node-aware mode is off (it never calls
@@ -35,6 +37,9 @@ impl Cluster for NoCluster {
     }
     fn list_node_pools(&mut self, _: &[&str]) -> Result<Vec<u8>, String> {
         Err("the policy reads no NodePools without readNodes: true".to_string())
+    }
+    fn get_runtime_class(&mut self, _: &str) -> Result<Vec<u8>, String> {
+        Err("the policy reads no RuntimeClasses without readNodes: true".to_string())
     }
 }
 
@@ -100,6 +105,18 @@ impl<'a> GetRequest<'a> {
             field_masks: sorted(field_masks),
         }
     }
+
+    /// A RuntimeClass, of which the policy reads the `handler`.
+    pub fn runtime_class(name: &'a str) -> GetRequest<'a> {
+        GetRequest {
+            api_version: "node.k8s.io/v1",
+            kind: "RuntimeClass",
+            name,
+            namespace: None,
+            disable_cache: false,
+            field_masks: sorted(&["handler"]),
+        }
+    }
 }
 
 /// A cluster that stops starting calls once the evaluation's lookup time budget is spent (the
@@ -133,6 +150,10 @@ impl<C: Fn() -> Duration> Cluster for Budgeted<'_, C> {
         within_budget(self.budget, (self.elapsed)())?;
         self.inner.list_node_pools(masks)
     }
+    fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        within_budget(self.budget, (self.elapsed)())?;
+        self.inner.get_runtime_class(name)
+    }
 }
 
 /// The Kubewarden host, reached through waPC host calls (binding `kubewarden`, namespace
@@ -163,6 +184,10 @@ impl Cluster for HostCluster {
     fn list_node_pools(&mut self, masks: &[&str]) -> Result<Vec<u8>, String> {
         let request = ListRequest::node_pools(masks);
         Self::call("list_resources_all", serde_json::to_vec(&request))
+    }
+    fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        let request = GetRequest::runtime_class(name);
+        Self::call("get_resource", serde_json::to_vec(&request))
     }
 }
 

@@ -102,6 +102,17 @@ impl Failure {
         )
     }
 
+    /// The RuntimeClass a Windows Pod names could not be read: under `ignoreImage` its Windows
+    /// builds are pinned, as a process-isolated Pod's.
+    pub fn runtime_class(name: &str, subject: &str, cause: String) -> Failure {
+        Failure::one(
+            format!("{PREFIX}: cannot read RuntimeClass {name:?}, which the {subject} names"),
+            cause,
+            format!("{PREFIX}: the {subject} was not pinned because its RuntimeClass {name:?} could not be read: "),
+            format!("{PREFIX}: RuntimeClass {name:?} could not be read, so the {subject} is kept to its images' Windows OS builds as a process-isolated Pod: "),
+        )
+    }
+
     /// The node a bound Pod runs on could not be read (`accept` and `ignoreImage` alike leave
     /// the Pod unchecked).
     pub fn bound_node(name: &str, subject: &str, cause: String) -> Failure {

@@ -207,24 +207,25 @@ pub(crate) fn built_for(image: &ImagePlatforms, builds: &Architectures) -> Strin
     )
 }
 
-/// No Windows OS build runs every image (`each`: `built_for` of each image that names builds).
-pub(crate) fn no_common_build(subject: &str, each: &[String]) -> Refusal {
+/// No Windows OS build runs every image (`each`: `built_for` of each image that names builds);
+/// `setting`: what keeps the Pod to its builds.
+pub(crate) fn no_common_build(subject: &str, each: &[String], setting: &str) -> Refusal {
     Refusal::new(
         format!("{PREFIX}: no Windows OS build runs every image of this {subject}: "),
         each.join("; "),
-        ". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+        format!(". A Windows node runs a process-isolated container only on the OS build it was built for (node.kubernetes.io/windows-build; {setting})"),
     )
 }
 
 /// The Pod's own constraints admit no Windows node of a build its images share (`builds`): its
 /// nodeSelector or terms name other builds (`node.kubernetes.io/windows-build`).
-pub(crate) fn builds_not_admitted(builds: &Architectures, subject: &str) -> Refusal {
+pub(crate) fn builds_not_admitted(builds: &Architectures, subject: &str, setting: &str) -> Refusal {
     Refusal::new(
         format!(
             "{PREFIX}: the {subject}'s own constraints admit no Windows node of its images' OS builds: "
         ),
         platform::join(builds, ", "),
-        " (node.kubernetes.io/windows-build; setting pinWindowsBuild)".to_string(),
+        format!(" (node.kubernetes.io/windows-build; {setting})"),
     )
 }
 
@@ -232,10 +233,10 @@ pub(crate) fn builds_not_admitted(builds: &Architectures, subject: &str) -> Refu
 /// (`builds`): the rejection message, naming the builds the Nodes report.
 pub(crate) fn absent_builds(
     builds: &Architectures,
-    reported: &Architectures,
-    unlabelled: usize,
+    (reported, unlabelled): (&Architectures, usize),
     architectures: &Architectures,
     subject: &str,
+    setting: &str,
 ) -> Refusal {
     let mut nodes = Vec::new();
     if !reported.is_empty() {
@@ -254,7 +255,7 @@ pub(crate) fn absent_builds(
             platform::join(builds, ", "),
             nodes.join(", ")
         ),
-        " (node.kubernetes.io/windows-build; settings pinWindowsBuild, readNodes)".to_string(),
+        format!(" (node.kubernetes.io/windows-build; {setting})"),
     )
 }
 

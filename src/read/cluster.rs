@@ -18,6 +18,8 @@ pub struct ClusterReader<'a> {
     gets: Vec<(String, Result<Vec<u8>, String>)>,
     /// The NodePool list, as the host answered.
     node_pools: Option<Result<Vec<u8>, String>>,
+    /// The RuntimeClasses read by name: their handler (or the host's error).
+    runtime_classes: Vec<(String, Result<Option<String>, String>)>,
 }
 
 impl<'a> ClusterReader<'a> {
@@ -27,6 +29,7 @@ impl<'a> ClusterReader<'a> {
             lists: Vec::new(),
             gets: Vec::new(),
             node_pools: None,
+            runtime_classes: Vec::new(),
         }
     }
 
@@ -80,6 +83,33 @@ impl<'a> ClusterReader<'a> {
         }
     }
 
+    /// The handler of the RuntimeClass `name`: none where it names none, where there is no such
+    /// RuntimeClass (the API server refuses the Pod then), or where the policy may not read
+    /// RuntimeClasses (not in its `contextAwareResources`). Other errors are the host's.
+    pub fn runtime_class_handler(&mut self, name: &str) -> Result<Option<String>, String> {
+        if let Some((_, handler)) = self.runtime_classes.iter().find(|(n, _)| n == name) {
+            return handler.clone();
+        }
+        let unreadable = |error: &str| {
+            let lower = error.to_ascii_lowercase();
+            (lower.contains("notfound") && lower.contains("code: 404"))
+                || lower.contains(
+                    "has not been granted access to kubernetes node.k8s.io/v1/runtimeclass",
+                )
+        };
+        let handler = match self.cluster.get_runtime_class(name) {
+            Err(error) if unreadable(&error) => Ok(None),
+            answer => answer.map_err(host_error).and_then(|raw| {
+                let class: serde_json::Value = serde_json::from_slice(&raw)
+                    .map_err(|e| format!("the host's answer is not a RuntimeClass: {e}"))?;
+                Ok(class["handler"].as_str().map(str::to_string))
+            }),
+        };
+        self.runtime_classes
+            .push((name.to_string(), handler.clone()));
+        handler
+    }
+
     /// Whether the cluster has Nodes without an architecture label (one list,
     /// `WITHOUT_ARCHITECTURE_SELECTOR`). Errors are the host's.
     pub fn without_architecture_label(&mut self) -> Result<bool, String> {
@@ -127,6 +157,10 @@ mod tests {
             self.calls.push("pools".to_string());
             Ok(b"{}".to_vec())
         }
+        fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {
+            self.calls.push(format!("runtime class {name}"));
+            Ok(br#"{"handler":"runhcs-wcow-hypervisor"}"#.to_vec())
+        }
     }
 
     #[test]
@@ -140,12 +174,21 @@ mod tests {
                 Err("Host error: Callback evaluation failure: not found".to_string())
             );
             assert_eq!(cache.node_pools(), Ok(Vec::new()));
+            assert_eq!(
+                cache.runtime_class_handler("hyperv"),
+                Ok(Some("runhcs-wcow-hypervisor".to_string()))
+            );
         }
         assert!(cache.read_no_node_of("linux"));
         assert!(cache.read_no_node_of("windows"));
         assert_eq!(
             cluster.calls,
-            ["list kubernetes.io/os=linux", "get n1", "pools"]
+            [
+                "list kubernetes.io/os=linux",
+                "get n1",
+                "pools",
+                "runtime class hyperv"
+            ]
         );
     }
 }

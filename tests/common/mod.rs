@@ -309,6 +309,8 @@ pub struct FixtureCluster {
     /// Karpenter's NodePools, as the API server serves them; `None`: Karpenter's CRDs are not
     /// installed (the list fails as policy-server's discovery does).
     pub node_pools: Option<Vec<Value>>,
+    /// RuntimeClasses by name, with their handler.
+    pub runtime_classes: Vec<(String, String)>,
 }
 
 /// The call that lists Karpenter's NodePools, as `FixtureCluster::calls` records it.
@@ -475,6 +477,27 @@ impl Cluster for FixtureCluster {
                 .into_bytes(),
             ),
         }
+    }
+
+    fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        self.calls.push(format!(
+            "get_resource node.k8s.io/v1/RuntimeClass {name} masks handler"
+        ));
+        if let Some(failure) = &self.failure {
+            return Err(failure.clone());
+        }
+        self.runtime_classes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(n, handler)| {
+                json!({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                    "metadata": {"name": n}, "handler": handler})
+                .to_string()
+                .into_bytes()
+            })
+            .ok_or_else(|| format!("Host error: error invoking host capability kubernetes.get_resource: \
+                ApiError: runtimeclasses.node.k8s.io \"{name}\" not found: NotFound (ErrorResponse {{ status: \"Failure\", \
+                message: \"runtimeclasses.node.k8s.io \\\"{name}\\\" not found\", reason: \"NotFound\", code: 404 }})"))
     }
 
     fn get_node(&mut self, name: &str, masks: &[&str]) -> Result<Vec<u8>, String> {
