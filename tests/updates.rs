@@ -187,7 +187,23 @@ fn images_built_for_several_oses_are_judged_on_each_os_the_pod_may_run_on() {
         settings(),
     );
     r.assert_accepted_unchanged();
-    // A Linux-only image may not follow it onto the Windows nodes its constraints admit.
+    // The Pod runs an image of Linux only: it is on a Linux node, where a Linux-only image
+    // runs too.
+    let linux = debugged(&old, "ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(
+        &mut FixtureCluster::default(),
+        "ephemeralcontainers",
+        &linux,
+        &old,
+        settings(),
+    );
+    r.assert_accepted_unchanged();
+    // One that runs an image of both OSes may be on a Windows node: a Linux-only image may not
+    // follow it onto the Windows nodes its constraints admit.
+    let old = pod(
+        &["ghcr.io/org/windows-linux:1"],
+        json!({"nodeSelector": {"kubernetes.io/arch": "amd64"}}),
+    );
     let linux = debugged(&old, "ghcr.io/org/amd64-only:1");
     let r = run_pod_update(
         &mut FixtureCluster::default(),
@@ -213,7 +229,59 @@ fn images_built_for_several_oses_are_judged_on_each_os_the_pod_may_run_on() {
         settings(),
     );
     r.assert_accepted_unchanged();
-    assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-only:1")]);
+    // The new image runs on amd64 only, not on every architecture the settings allow: the image
+    // the Pod already runs is looked up too.
+    assert_eq!(
+        r.calls,
+        [
+            lookup("ghcr.io/org/amd64-only:1"),
+            lookup("ghcr.io/org/windows-linux:1")
+        ]
+    );
+}
+
+#[test]
+fn where_a_pod_may_be_is_bounded_by_the_images_it_already_runs() {
+    // Default settings (every architecture): the Pod runs an arm64-only image, so it is on an
+    // arm64 node, where an amd64 and arm64 debug image runs. Both images are looked up.
+    let debug = |old: &Value, image: &str, settings_json: Value| {
+        let new = debugged(old, image);
+        run_pod_update(
+            &mut FixtureCluster::default(),
+            "ephemeralcontainers",
+            &new,
+            old,
+            settings_json,
+        )
+    };
+    let arm = pod(&["ghcr.io/org/arm64-only:1"], json!({}));
+    let r = debug(&arm, "multi:1", json!({}));
+    r.assert_accepted_unchanged();
+    assert_eq!(
+        r.calls,
+        [
+            lookup("docker.io/library/multi:1"),
+            lookup("ghcr.io/org/arm64-only:1"),
+            "v1/oci_manifest_config ghcr.io/org/arm64-only:1".to_string()
+        ]
+    );
+    // A Pod of an amd64 and arm64 image takes an image of five architectures.
+    let multi = pod(&["multi:1"], json!({}));
+    debug(&multi, "list:1", json!({})).assert_accepted_unchanged();
+    // Not an amd64-only one: it may be on an arm64 node (not on any other: its image has no
+    // other build).
+    assert_eq!(
+        debug(&multi, "ghcr.io/org/amd64-only:1", json!({})).rejection(),
+        "image-arch-affinity: the Pod may run on linux nodes of arm64 (no setting schedulableArchitectures: nodes of any architecture; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of ephemeral container \"debugger\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+    // A new image that runs on every architecture the settings allow needs no other lookup.
+    let r = debug(
+        &arm,
+        "multi:1",
+        json!({"schedulableArchitectures": ["amd64", "arm64"]}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, [lookup("docker.io/library/multi:1")]);
 }
 
 #[test]
@@ -657,8 +725,9 @@ fn a_node_pool_whose_min_values_the_pods_own_terms_meet_counts_after_admission()
     // After admission nothing is pinned: Karpenter serves a Pod from a pool whose minValues on
     // the architecture its own terms meet, whatever its new images run on. A Pod that admits
     // every architecture, with amd64 Nodes and a pool of arm64 and s390x with minValues 2, may
-    // get an arm64 node: an amd64-only image is refused (it was judged as if the pool served
-    // only Pods whose new images run on two of its architectures).
+    // get an arm64 node (not an s390x one: the image it runs has no s390x build): an amd64-only
+    // image is refused (it was judged as if the pool served only Pods whose new images run on
+    // two of its architectures).
     let old = pod(&["multi:1"], json!({}));
     let new = debugged(&old, "ghcr.io/org/amd64-only:1");
     let requirements = json!([{"key": "kubernetes.io/arch", "operator": "In",
@@ -678,7 +747,7 @@ fn a_node_pool_whose_min_values_the_pods_own_terms_meet_counts_after_admission()
     );
     assert_eq!(
         r.rejection(),
-        "image-arch-affinity: the Pod may run on linux nodes of arm64, s390x (setting readNodes: linux Nodes found of amd64; Karpenter NodePools can create arm64, s390x; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of ephemeral container \"debugger\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+        "image-arch-affinity: the Pod may run on linux nodes of arm64 (setting readNodes: linux Nodes found of amd64; Karpenter NodePools can create arm64, s390x; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of ephemeral container \"debugger\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
     );
     // Kept by its own terms to amd64 and arm64, it admits one of the pool's architectures: the
     // pool never serves it, and the amd64 Node runs the new image.

@@ -244,7 +244,8 @@ impl Case {
     }
 
     pub fn describe(&self) -> String {
-        json!({"settings": self.settings, "request": self.request, "nodes": self.cluster.nodes,
+        let what = format!("{} {}", self.kind(), self.operation());
+        json!({"what": what, "settings": self.settings, "request": self.request, "nodes": self.cluster.nodes,
             "nodePools": match &self.cluster.node_pools { Ok(p) => json!(p), Err(e) => json!(e) },
             "failure": self.cluster.failure})
         .to_string()

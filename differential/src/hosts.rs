@@ -190,7 +190,16 @@ macro_rules! registry_for {
     };
 }
 
+#[cfg(not(base_runtime_class))]
 registry_for!(base);
+// A base that reads RuntimeClasses (its Cluster trait has the call).
+#[cfg(base_runtime_class)]
+registry_for!(
+    base,
+    fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {
+        self.runtime_class(name)
+    }
+);
 registry_for!(
     new,
     fn get_runtime_class(&mut self, name: &str) -> Result<Vec<u8>, String> {

@@ -2,7 +2,8 @@
 //! placements `settle` made for its new images say what a pin would add; where it would add
 //! anything (an architecture, the OS, a Windows build), the Pod may be on a node a new image does
 //! not run on, and is refused, naming the platforms and each new image with its containers.
-//! Nothing is edited.
+//! Nothing is edited. Where it may be is bounded by the images it already runs, where they were
+//! looked up (`running`).
 
 use crate::message::{self, Refusal};
 use crate::platform::{self, Architectures};
@@ -23,24 +24,19 @@ pub fn judge(
     warnings: Vec<String>,
 ) -> Answer {
     let pod = facts.pod;
+    let running = facts.running.as_ref();
+    // The images the Pod already runs have no build there: it is not there.
+    let not_there = |os: &str| {
+        running
+            .and_then(|r| r.architectures(os))
+            .is_some_and(|a| a.is_empty())
+    };
     let mut elsewhere: Vec<(String, Architectures)> = Vec::new();
     for (plan, os_pins) in plans.iter().zip(pins) {
         let os = plan.constraints.os.as_str();
         let architecture = os_pins.terms.iter().any(|term| term.architecture.is_some());
         let universe = platform::or_every(&plan.universe);
-        // The Windows builds a pin would add, unless the Pod keeps to them already on every
-        // term that admits a node of this OS the cluster has (a Linux term needs no Windows
-        // build, nor one of an architecture the settings say it has no node of).
-        let builds = plan.builds.as_ref().filter(|builds| {
-            let admits_os = |index| {
-                !plan
-                    .constraints
-                    .term_admits(index)
-                    .among(&universe)
-                    .is_empty()
-            };
-            !pod.node_label_within(platform::WINDOWS_BUILD_LABEL, builds, admits_os)
-        });
+        let builds = builds_to_pin(facts, plan, &universe);
         if architecture || builds.is_some() {
             let admitted = plan.constraints.admits().among(&universe);
             let lacking: Architectures = match builds.is_some() && !architecture {
@@ -55,7 +51,7 @@ pub fn judge(
         // that names its OS in spec.os runs nowhere else: the kubelet refuses it there.
         if !pod.spec_os && os_pins.terms.iter().any(|term| term.os.is_some()) {
             for other in platform::other_operating_systems(os) {
-                if !plans.iter().any(|plan| plan.constraints.os == other) {
+                if !plans.iter().any(|plan| plan.constraints.os == other) && !not_there(other) {
                     elsewhere.push((other.to_string(), Architectures::new()));
                 }
             }
@@ -70,6 +66,35 @@ pub fn judge(
         .collect();
     let refusal = refusal(facts, &elsewhere, &oses, schedulable);
     facts.refuse(refusal, warnings)
+}
+
+/// The Windows builds a pin would add to `plan`, unless the Pod keeps to them already on every
+/// term that admits a node of its OS the cluster has (a Linux term needs no Windows build, nor
+/// one of an architecture the settings say it has no node of), or the images it already runs
+/// keep it to builds among them.
+fn builds_to_pin<'p>(
+    facts: &Facts,
+    plan: &'p Placement,
+    universe: &Architectures,
+) -> Option<&'p Architectures> {
+    plan.builds.as_ref().filter(|builds| {
+        let admits_os = |index| {
+            !plan
+                .constraints
+                .term_admits(index)
+                .among(universe)
+                .is_empty()
+        };
+        let on_their_builds = facts
+            .running
+            .as_ref()
+            .and_then(|running| running.builds.as_ref())
+            .is_some_and(|running| running.is_subset(builds));
+        !on_their_builds
+            && !facts
+                .pod
+                .node_label_within(platform::WINDOWS_BUILD_LABEL, builds, admits_os)
+    })
 }
 
 /// The refusal of a Pod after admission whose own constraints admit no node of `constraints`'

@@ -13,7 +13,7 @@ use crate::read::resolve::{self, ImagePlatforms};
 use crate::read::webassembly;
 use crate::settings::Settings;
 
-use super::answer::{on_lookup_failure, refuse, Answer};
+use super::answer::{on_lookup_failure, refuse, settled, Answer};
 use super::images::{constraining, known_images};
 use super::subject::Subject;
 use super::windows_builds::{process_isolated, windows_builds_named};
@@ -37,10 +37,8 @@ pub fn judge(
         Ok(node) => node,
         Err(cause) => {
             let failure = Failure::bound_node(name, subject, cause);
-            return match on_lookup_failure(failure, settings, &mut warnings) {
-                ControlFlow::Break(answer) => answer,
-                ControlFlow::Continue(()) => Answer::Unchanged(warnings),
-            };
+            let read = on_lookup_failure(failure, settings, &mut warnings);
+            return settled(read.map_continue(|()| Answer::Unchanged(warnings)));
         }
     };
     let (os, arch) = platform_of(&node, pod, settings);
@@ -55,8 +53,48 @@ pub fn judge(
         let refusal = message::bound_other_os(subject, name, &placed, chosen);
         return refuse(refusal, &mut warnings, settings);
     }
+    let bound = Bound {
+        name,
+        node: &node,
+        os,
+        arch,
+        pod,
+        subject,
+        after_admission,
+    };
     let resolved = resolve::resolve_images(images, settings, registry);
-    let known = match known_images(&resolved, subject, settings, &mut warnings) {
+    judge_images(&bound, &resolved, settings, cluster, warnings)
+}
+
+/// A Pod bound to a Node, where the Node was read.
+struct Bound<'a> {
+    name: &'a str,
+    node: &'a Node,
+    os: &'a str,
+    arch: &'a str,
+    pod: &'a Pod<'a>,
+    subject: &'a str,
+    after_admission: bool,
+}
+
+/// The answer on a bound Pod's images (`resolved`): accepted where each runs on the Node.
+fn judge_images(
+    bound: &Bound,
+    resolved: &[ImagePlatforms],
+    settings: &Settings,
+    cluster: &mut ClusterReader,
+    mut warnings: Vec<String>,
+) -> Answer {
+    let Bound {
+        name,
+        node,
+        os,
+        arch,
+        pod,
+        subject,
+        after_admission,
+    } = *bound;
+    let known = match known_images(resolved, subject, settings, &mut warnings) {
         // A bound Pod is never pinned: no fallback for it.
         ControlFlow::Continue((known, _)) if known.is_empty() => {
             return Answer::Unchanged(warnings)
@@ -66,17 +104,18 @@ pub fn judge(
         }
         ControlFlow::Break(answer) => return answer,
     };
-    // A Windows Node's OS build counts for a process-isolated Pod (a platform that names none
-    // runs on any build).
-    // (Where no image names a build, `pinWindowsBuild` still names the Node's in messages.)
-    let build = match node.windows_build.as_deref().filter(|_| os == "windows") {
-        Some(build) if windows_builds_named(&known) => {
+    // A Windows Node's OS build counts for a process-isolated Pod whose images name builds (a
+    // platform that names none runs on any build); where none does, `pinWindowsBuild` still
+    // names it in messages.
+    let build = node.windows_build.as_deref().filter(|_| os == "windows");
+    let build = match build {
+        Some(_) if windows_builds_named(&known) => {
             match process_isolated(pod, subject, settings, cluster, &mut warnings) {
-                ControlFlow::Continue(isolated) => isolated.then_some(build),
+                ControlFlow::Continue(isolated) => build.filter(|_| isolated),
                 ControlFlow::Break(answer) => return answer,
             }
         }
-        build => build.filter(|_| settings.pin_windows_build),
+        _ => build.filter(|_| settings.pin_windows_build),
     };
     let fits = |platform: &platform::Platform| {
         platform.runs_on(os)

@@ -9,6 +9,7 @@ use crate::read::resolve::ImagePlatforms;
 use crate::settings::Settings;
 
 use super::answer::{refuse, Answer};
+use super::running::Running;
 use super::subject::Subject;
 
 /// What the decision knows of the Pod and its images before it looks at the cluster.
@@ -41,6 +42,9 @@ pub struct Facts<'a> {
     /// Why no node of the Pod's own OS runs every image, when only `others` do (`image_common`
     /// is then empty).
     pub own_os_refusal: Option<Refusal>,
+    /// After admission, what the images the Pod already runs run on: where it can be
+    /// (`running`; none where not looked up).
+    pub running: Option<Running>,
     /// The Pod is kept to its Windows images' OS builds (`pinWindowsBuild`; with `readNodes`,
     /// every process-isolated Windows Pod): set once the cluster says how it is isolated.
     pub pin_builds: bool,

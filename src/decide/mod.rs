@@ -20,6 +20,7 @@ mod os;
 mod pins;
 mod placement;
 pub mod plan;
+mod running;
 mod settle;
 pub mod subject;
 mod unlabelled;
@@ -46,6 +47,7 @@ use self::cluster_view::Schedulable;
 use self::facts::{Facts, OtherOs};
 use self::images::{constraining, image_architectures, known_images};
 use self::os::{admitted_on_other_os, other_operating_systems};
+use self::running::Running;
 use self::windows_builds::{process_isolated, windows_builds_named};
 
 /// The answer for a Pod being created, or a workload's Pod template. The cluster is read only
@@ -67,7 +69,15 @@ pub fn create(
         None => None,
     };
     let resolved = resolve::resolve_images(&images, settings, registry);
-    decide(pod, subject, settings, &resolved, os_refusal, &mut cluster)
+    decide(
+        pod,
+        subject,
+        settings,
+        &resolved,
+        os_refusal,
+        None,
+        &mut cluster,
+    )
 }
 
 /// After admission: a Pod UPDATE (an image swapped in, `kubectl debug`'s ephemeral container
@@ -97,14 +107,23 @@ pub fn update(
     if pod.gated && pod.bound_node.is_none() {
         let gated = Subject::GatedPin;
         let refusal = no_node_of_os(pod, gated, settings);
-        let pinned = decide(pod, gated, settings, &resolved, refusal, &mut cluster);
+        let pinned = decide(pod, gated, settings, &resolved, refusal, None, &mut cluster);
         match &pinned {
             Answer::Pinned(plan, _) if !narrows_only(pod, plan) => {}
             // Where the pin would add terms (one per OS), which the API server refuses: judged.
             _ => return pinned,
         }
     }
-    decide(pod, after, settings, &resolved, os_refusal, &mut cluster)
+    let running = running::running(pod, new, &resolved, settings, registry);
+    decide(
+        pod,
+        after,
+        settings,
+        &resolved,
+        os_refusal,
+        running,
+        &mut cluster,
+    )
 }
 
 /// Whether the plan only narrows the Pod's required node affinity the way the API server lets
@@ -155,6 +174,7 @@ fn decide(
     settings: &Settings,
     resolved: &[ImagePlatforms],
     os_refusal: Option<Refusal>,
+    running: Option<Running>,
     cluster: &mut ClusterReader,
 ) -> Answer {
     let mut warnings = Vec::new();
@@ -162,6 +182,7 @@ fn decide(
         ControlFlow::Continue(facts) => facts,
         ControlFlow::Break(answer) => return answer,
     };
+    facts.running = running;
     if settings.read_nodes && windows_builds_named(&facts.known) {
         match process_isolated(pod, subject.name(), settings, cluster, &mut warnings) {
             ControlFlow::Continue(isolated) => facts.pin_builds = isolated,
@@ -186,20 +207,7 @@ fn facts<'a>(
     let webassembly = known.len() < looked_up_count;
     let fallback = fallback(known.is_empty(), &failed, webassembly, subject, settings);
     let unconstrained = fallback.is_none() && known.is_empty();
-    if unconstrained && matches!(subject, Subject::AfterAdmission | Subject::GatedPin) {
-        // New images that constrain no platform (WebAssembly ones, or none looked up under
-        // `ignoreImage`) run wherever the Pod is: nothing to judge, even on a gated Pod whose
-        // own constraints admit no node (the UPDATE did not make them so).
-        return ControlFlow::Break(Answer::Unchanged(std::mem::take(warnings)));
-    }
-    if let Some(refusal) = os_refusal {
-        return ControlFlow::Break(refuse_os(
-            refusal,
-            subject,
-            settings,
-            std::mem::take(warnings),
-        ));
-    }
+    settled_early(unconstrained, subject, os_refusal, settings, warnings)?;
     let constraints = &pod.constraints;
     // Images built for several OSes, or that run anywhere: the other OSes a Pod that states none
     // may run on (for images that run anywhere, decided only where its own OS refuses it, and
@@ -235,8 +243,33 @@ fn facts<'a>(
         webassembly,
         others,
         own_os_refusal,
+        running: None,
         pin_builds: settings.pin_windows_build,
     })
+}
+
+/// What settles the answer before the cluster is looked at, the images known: new images that
+/// constrain no platform (WebAssembly ones, or none looked up under `ignoreImage`) run wherever
+/// the Pod is after admission, even a gated Pod whose own constraints admit no node (the UPDATE
+/// did not make them so): nothing to judge; and the refusal of a Pod of an OS the cluster has no
+/// node of.
+fn settled_early(
+    unconstrained: bool,
+    subject: Subject,
+    os_refusal: Option<Refusal>,
+    settings: &Settings,
+    warnings: &mut Vec<String>,
+) -> Step<()> {
+    if unconstrained && matches!(subject, Subject::AfterAdmission | Subject::GatedPin) {
+        return ControlFlow::Break(Answer::Unchanged(std::mem::take(warnings)));
+    }
+    match os_refusal {
+        Some(refusal) => {
+            let warnings = std::mem::take(warnings);
+            ControlFlow::Break(refuse_os(refusal, subject, settings, warnings))
+        }
+        None => ControlFlow::Continue(()),
+    }
 }
 
 /// No image that runs on a CPU architecture could be looked up (WebAssembly ones say nothing of

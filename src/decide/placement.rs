@@ -16,9 +16,11 @@ use super::windows_builds::windows_build_pin;
 /// they are unknown, every architecture the images run on, and where the images run anywhere,
 /// every architecture a node can report (so nothing is pinned). A Pod being created is kept off
 /// the architectures its images do not run on of NodePools left out by their `minValues` too:
-/// unpinned, it may admit enough of them to be served there.
+/// unpinned, it may admit enough of them to be served there. After admission the nodes it may be
+/// on are those where the images it already runs run too (`Facts::running`), where known.
 pub fn cluster_common(
     facts: &Facts,
+    os: &str,
     image_common: &Architectures,
     schedulable: &Schedulable,
 ) -> (Architectures, Architectures) {
@@ -27,6 +29,20 @@ pub fn cluster_common(
     } else {
         schedulable.architectures.clone()
     };
+    // After admission the Pod is where the images it already runs run.
+    let running = facts
+        .running
+        .as_ref()
+        .and_then(|running| running.architectures(os));
+    if let Some(running) = running.filter(|running| !running.is_empty()) {
+        let within: Architectures = platform::or_every(&universe)
+            .intersection(running)
+            .cloned()
+            .collect();
+        if !within.is_empty() {
+            universe = within;
+        }
+    }
     let common = match (facts.unconstrained, schedulable.unknown()) {
         (true, _) => universe.clone(),
         (false, true) => image_common.clone(),
@@ -53,7 +69,7 @@ pub fn place<'a>(
     schedulable: &Schedulable,
 ) -> Result<Placement<'a>, (Refusal, bool)> {
     let subject = facts.subject.name();
-    let (common, universe) = cluster_common(facts, image_common, schedulable);
+    let (common, universe) = cluster_common(facts, &constraints.os, image_common, schedulable);
     let finally = constraints.admits().among(&common);
     if common.is_empty() || finally.is_empty() {
         let refusal = match (facts.subject.after_admission(), common.is_empty()) {

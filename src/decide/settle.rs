@@ -126,7 +126,7 @@ fn warn_daemon_set(
             .map(|(other, nodes)| (&other.constraints, &other.image_common, nodes)),
     );
     for (constraints, image_common, schedulable) in candidates {
-        let (common, universe) = cluster_common(facts, image_common, schedulable);
+        let (common, universe) = cluster_common(facts, &constraints.os, image_common, schedulable);
         let os = (!others.is_empty()).then_some(constraints.os.as_str());
         warnings.extend(message::daemon_set(
             constraints.admits(),

@@ -1,0 +1,126 @@
+//! After admission, where a Pod can be is bounded by the images it already runs: its node runs
+//! each of them (a Pod not yet placed will be placed where they run, or fail). So an image swap
+//! or `kubectl debug` is judged against the platforms those images run on too, not only those
+//! its constraints and the cluster allow. They are looked up only where the new images do not
+//! already run on every platform the settings allow.
+
+use crate::host::registry::Registry;
+use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
+use crate::read::pod::{Pod, PodImage};
+use crate::read::resolve::{self, ImagePlatforms, Learned};
+use crate::read::webassembly;
+use crate::settings::Settings;
+
+use super::images::constraining;
+
+/// The platforms every image a Pod already runs runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Running {
+    /// Per node OS, the architectures they all run on there.
+    by_os: Vec<(&'static str, Architectures)>,
+    /// The Windows OS builds they all have, where each names its builds.
+    pub builds: Option<Architectures>,
+}
+
+impl Running {
+    /// The architectures of `os` they all run on (none: they share none there).
+    pub fn architectures(&self, os: &str) -> Option<&Architectures> {
+        self.by_os.iter().find(|(o, _)| *o == os).map(|(_, a)| a)
+    }
+}
+
+/// What the images the Pod already runs (its images but `new`) run on, where the new ones
+/// (`resolved`) do not run on every platform the settings allow; `None` where they do, or where
+/// nothing is known of the others (none constrains, none could be looked up).
+pub fn running(
+    pod: &Pod,
+    new: &[PodImage],
+    resolved: &[ImagePlatforms],
+    settings: &Settings,
+    registry: &mut dyn Registry,
+) -> Option<Running> {
+    let wasm_runtime = webassembly::runtime(pod.runtime_class, settings);
+    if covers_the_settings(&known(resolved, wasm_runtime), pod, settings) {
+        return None;
+    }
+    let before: Vec<PodImage> = pod
+        .images
+        .iter()
+        .filter(|image| !new.iter().any(|n| n.reference == image.reference))
+        .copied()
+        .collect();
+    if before.is_empty() {
+        return None;
+    }
+    let looked_up = resolve::resolve_images(&before, settings, registry);
+    let known = known(&looked_up, wasm_runtime);
+    if known.is_empty() {
+        return None;
+    }
+    let by_os = NODE_OPERATING_SYSTEMS
+        .into_iter()
+        .map(|os| (os, common(&known, os)))
+        .collect();
+    Some(Running {
+        by_os,
+        builds: builds(&known),
+    })
+}
+
+/// The images looked up that constrain the platform.
+fn known(resolved: &[ImagePlatforms], wasm_runtime: bool) -> Vec<&ImagePlatforms> {
+    let looked_up = resolved
+        .iter()
+        .filter(|image| matches!(image.found, Learned::Built { .. }))
+        .collect();
+    constraining(looked_up, wasm_runtime)
+}
+
+/// The Windows OS builds every one of `known` that has a Windows build has, where each names its
+/// builds (one that does not runs on any build).
+fn builds(known: &[&ImagePlatforms]) -> Option<Architectures> {
+    let mut shared: Option<Architectures> = None;
+    for image in known {
+        let windows: Vec<_> = image
+            .platforms()
+            .iter()
+            .filter(|p| p.runs_on("windows"))
+            .collect();
+        if windows.is_empty() || windows.iter().any(|p| p.os_build.is_none()) {
+            continue;
+        }
+        let builds: Architectures = windows.iter().filter_map(|p| p.os_build.clone()).collect();
+        shared = Some(match shared {
+            None => builds,
+            Some(so_far) => so_far.intersection(&builds).cloned().collect(),
+        });
+    }
+    shared
+}
+
+/// The architectures every one of `known` runs on for `os`.
+fn common(known: &[&ImagePlatforms], os: &str) -> Architectures {
+    let mut each = known.iter().map(|image| image.architectures_on(os));
+    let first = each.next().unwrap_or_default();
+    each.fold(first, |so_far, next| {
+        so_far.intersection(&next).cloned().collect()
+    })
+}
+
+/// Whether the new images run on every platform the settings allow: every architecture of
+/// `schedulableArchitectures` (every one a node can report, where it is unset or `readNodes`
+/// reads the Nodes) on the Pod's OS and those `clusterOperatingSystems` lists.
+fn covers_the_settings(known: &[&ImagePlatforms], pod: &Pod, settings: &Settings) -> bool {
+    let allowed = match settings.read_nodes {
+        true => platform::every_architecture(),
+        false => platform::or_every(&settings.schedulable()),
+    };
+    let own = pod.constraints.os.as_str();
+    let mut oses = std::iter::once(own).chain(
+        settings
+            .cluster_operating_systems
+            .iter()
+            .map(String::as_str),
+    );
+    !known.is_empty() && oses.all(|os| allowed.is_subset(&common(known, os)))
+}
