@@ -26,8 +26,9 @@ const PREFERRED_PATH: [&str; 3] = [
 
 /// Writes `plan` into the Pod (or Pod template) `pod`.
 pub fn write(pod: &mut Value, plan: &Plan) {
+    // What the terms are written from: the Pod's own nodeSelector and terms, as they came.
     let own = match plan.terms.is_some() || plan.unlabelled_copies {
-        true => pod["spec"].clone(),
+        true => own_scheduling(&pod["spec"]),
         false => Value::Null,
     };
     let Some(spec) = pod.get_mut("spec") else {
@@ -63,6 +64,14 @@ pub fn write(pod: &mut Value, plan: &Plan) {
             );
         }
     }
+}
+
+/// The parts of a Pod spec the terms are written from: its nodeSelector and required terms.
+fn own_scheduling(spec: &Value) -> Value {
+    let required =
+        &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+    json!({"nodeSelector": spec["nodeSelector"], "affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": required["nodeSelectorTerms"]}}}})
 }
 
 /// Sets the required terms to `terms`: each a copy of the Pod's own term (`own` is its spec as

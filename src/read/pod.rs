@@ -29,9 +29,8 @@ pub struct Pod<'a> {
     /// The Node it is bound to (`bound_node`).
     pub bound_node: Option<&'a str>,
     pub images: Vec<PodImage<'a>>,
-    /// Every container of every kind: its kind (`container`, `init container`, `ephemeral
-    /// container`), name and image, for messages.
-    pub containers: Vec<(&'static str, &'a str, &'a str)>,
+    /// Its spec, where messages name the containers that run an image (`containers_running`).
+    spec: &'a Value,
     /// The OS it chooses (`chosen_operating_system`).
     pub chosen_os: Option<&'a str>,
     /// It names its OS in `spec.os`: the kubelet refuses it on a node of another OS.
@@ -86,7 +85,7 @@ impl<'a> Pod<'a> {
             skip: skip_reason(pod),
             bound_node: bound_node(pod),
             images: images(pod),
-            containers: containers(pod),
+            spec,
             chosen_os,
             spec_os: spec["os"]["name"].as_str().is_some_and(|os| !os.is_empty()),
             constraints,
@@ -122,13 +121,24 @@ impl<'a> Pod<'a> {
         find(&self.selector, key)
     }
 
-    /// The containers that run `reference`: each kind with the name.
+    /// The containers that run `reference`: each kind (`container`, `init container`,
+    /// `ephemeral container`) with the name.
     pub fn containers_running(&self, reference: &str) -> Vec<(&'static str, &'a str)> {
-        self.containers
-            .iter()
-            .filter(|(_, _, image)| *image == reference)
-            .map(|(kind, name, _)| (*kind, *name))
-            .collect()
+        [
+            ("initContainers", "init container"),
+            ("containers", "container"),
+            ("ephemeralContainers", "ephemeral container"),
+        ]
+        .into_iter()
+        .flat_map(|(list, kind)| {
+            let containers = self.spec[list].as_array().map(Vec::as_slice);
+            containers
+                .unwrap_or_default()
+                .iter()
+                .filter(|container| container["image"].as_str() == Some(reference))
+                .map(move |container| (kind, container["name"].as_str().unwrap_or_default()))
+        })
+        .collect()
     }
 
     /// Whether it keeps to nodes whose label `key` holds one of `values`: its nodeSelector names
@@ -328,29 +338,6 @@ fn container_images(pod: &Value) -> Vec<&str> {
         })
         .filter_map(|container| container["image"].as_str())
         .collect()
-}
-
-/// Every container of every kind, with its name and image.
-fn containers(pod: &Value) -> Vec<(&'static str, &str, &str)> {
-    let spec = &pod["spec"];
-    [
-        ("initContainers", "init container"),
-        ("containers", "container"),
-        ("ephemeralContainers", "ephemeral container"),
-    ]
-    .into_iter()
-    .flat_map(|(list, kind)| {
-        spec[list]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(move |container| {
-                let image = container["image"].as_str()?;
-                Some((kind, container["name"].as_str().unwrap_or_default(), image))
-            })
-    })
-    .collect()
 }
 
 /// The Pod's tolerations (those that are none are left out).
