@@ -282,6 +282,15 @@ fn where_a_pod_may_be_is_bounded_by_the_images_it_already_runs() {
     );
     r.assert_accepted_unchanged();
     assert_eq!(r.calls, [lookup("docker.io/library/multi:1")]);
+    // Nor one that runs on none of the architectures the Pod's constraints admit: refused
+    // whatever its other images run on.
+    let pinned_arm = pinned(&["multi:1"], &["arm64"], None);
+    let r = debug(&pinned_arm, "ghcr.io/org/amd64-only:1", json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod may run on linux nodes of arm64 (no setting schedulableArchitectures: nodes of any architecture; what its nodeSelector and required node affinity admit), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of ephemeral container \"debugger\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+    assert_eq!(r.calls, [lookup("ghcr.io/org/amd64-only:1")]);
 }
 
 #[test]

@@ -1,8 +1,10 @@
 //! After admission, where a Pod can be is bounded by the images it already runs: its node runs
 //! each of them (a Pod not yet placed will be placed where they run, or fail). So an image swap
 //! or `kubectl debug` is judged against the platforms those images run on too, not only those
-//! its constraints and the cluster allow. They are looked up only where the new images do not
-//! already run on every platform the settings allow.
+//! its constraints and the cluster allow. They are looked up only where that can change the
+//! answer: not where the new images run on every platform the settings allow, nor where they
+//! constrain nothing, nor where they run on none of the architectures the Pod's constraints admit
+//! (the Pod is refused however its other images narrow where it is).
 
 use crate::host::registry::Registry;
 use crate::platform::{self, Architectures, NODE_OPERATING_SYSTEMS};
@@ -40,7 +42,11 @@ pub fn running(
     registry: &mut dyn Registry,
 ) -> Option<Running> {
     let wasm_runtime = webassembly::runtime(pod.runtime_class, settings);
-    if covers_the_settings(&known(resolved, wasm_runtime), pod, settings) {
+    let new_known = known(resolved, wasm_runtime);
+    if new_known.is_empty()
+        || covers_the_settings(&new_known, pod, settings)
+        || runs_on_none_admitted(&new_known, pod, settings)
+    {
         return None;
     }
     let before: Vec<PodImage> = pod
@@ -111,16 +117,32 @@ fn common(known: &[&ImagePlatforms], os: &str) -> Architectures {
 /// `schedulableArchitectures` (every one a node can report, where it is unset or `readNodes`
 /// reads the Nodes) on the Pod's OS and those `clusterOperatingSystems` lists.
 fn covers_the_settings(known: &[&ImagePlatforms], pod: &Pod, settings: &Settings) -> bool {
-    let allowed = match settings.read_nodes {
+    let allowed = allowed(settings);
+    oses(pod, settings).all(|os| allowed.is_subset(&common(known, os)))
+}
+
+/// Whether the new images run on none of the allowed architectures the Pod's constraints admit,
+/// on its OS (which admits one at least) and every other the settings list.
+fn runs_on_none_admitted(known: &[&ImagePlatforms], pod: &Pod, settings: &Settings) -> bool {
+    let admitted = pod.constraints.admits().among(&allowed(settings));
+    !admitted.is_empty() && oses(pod, settings).all(|os| common(known, os).is_disjoint(&admitted))
+}
+
+/// Every architecture the settings allow a node of.
+fn allowed(settings: &Settings) -> Architectures {
+    match settings.read_nodes {
         true => platform::every_architecture(),
         false => platform::or_every(&settings.schedulable()),
-    };
+    }
+}
+
+/// The Pod's OS, then those `clusterOperatingSystems` lists.
+fn oses<'a>(pod: &'a Pod, settings: &'a Settings) -> impl Iterator<Item = &'a str> {
     let own = pod.constraints.os.as_str();
-    let mut oses = std::iter::once(own).chain(
+    std::iter::once(own).chain(
         settings
             .cluster_operating_systems
             .iter()
             .map(String::as_str),
-    );
-    !known.is_empty() && oses.all(|os| allowed.is_subset(&common(known, os)))
+    )
 }
