@@ -51,10 +51,14 @@ const (
 	// Static settings judge a Pod after admission on the OS its spec.os names; the kubelet
 	// refuses it on a Node of another OS anyway.
 	apartSpecOS = "static settings, the Pod bound to a Node of another OS than its spec.os"
-	// Without pinWindowsBuild the policy does not compare Windows builds: its promise is the
-	// Node's OS and architecture.
-	apartWindowsBuild = "accepted on a Windows Node whose build the image lacks (pinWindowsBuild unset: builds are outside the contract)"
+	// Without pinWindowsBuild and readNodes the policy does not compare Windows builds: its
+	// promise is the Node's OS and architecture.
+	apartWindowsBuild = "accepted on a Windows Node whose build the image lacks (pinWindowsBuild and readNodes unset: builds are outside the contract)"
 	apartGone         = "the Pod is gone"
+	// The bound Node runs not an image the Pod keeps (a DaemonSet's Pod on a Node its images
+	// lack, a Pod bound before the policy): it fails there already, whatever the UPDATE adds.
+	// The policy judges a Pod where the images it keeps run (docs/design.md, After admission).
+	apartBroken = "the bound Node runs not an image the Pod keeps: it fails there already"
 )
 
 // What a judged answer was.
@@ -127,6 +131,8 @@ type updateCall struct {
 	ref   string
 	img   registry.Image
 	found bool
+	// kept: the catalog's entries of the images the Pod keeps (those found).
+	kept []registry.Image
 }
 
 // judgeCall judges the policy's answer to call (refused with message, or accepted) from the
@@ -143,7 +149,10 @@ func judgeCall(s *settings.Settings, call updateCall, refused bool, message stri
 	}
 	where := fmt.Sprintf("%s of Pod %s on Node %s (%s/%s, build %q): new image %s (%v)", call.kind, call.pod.Name, call.node.Name,
 		nodeOS, call.node.Labels["kubernetes.io/arch"], call.node.Labels["node.kubernetes.io/windows-build"], call.ref, call.img.Platforms)
-	runs := catalogRuns(call.img, call.node, s.PinWindowsBuild)
+	// Windows builds count under pinWindowsBuild, and with readNodes (the policy keeps a
+	// process-isolated Pod to its images' builds: docs/windows.md).
+	builds := s.PinWindowsBuild || s.ReadNodes
+	runs := catalogRuns(call.img, call.node, builds)
 	switch {
 	case refused && !strings.Contains(message, call.ref):
 		return "", "", fmt.Sprintf("%s: refused without naming the new image: %s", where, message)
@@ -153,12 +162,55 @@ func judgeCall(s *settings.Settings, call updateCall, refused bool, message stri
 		return "", "", fmt.Sprintf("%s: refused, but the bound Node runs the new image: %s", where, message)
 	case refused:
 		return verdictRefused, "", ""
+	case !runs && !keptRun(call):
+		return "", apartBroken, ""
 	case !runs:
 		return "", "", fmt.Sprintf("%s: accepted, but the bound Node does not run the new image", where)
-	case nodeOS == "windows" && !s.PinWindowsBuild && !catalogRuns(call.img, call.node, true):
+	case nodeOS == "windows" && !builds && !catalogRuns(call.img, call.node, true):
 		return "", apartWindowsBuild, ""
 	}
 	return verdictAccepted, "", ""
+}
+
+// keptRun says whether the bound Node runs every image the Pod keeps that the catalog can
+// judge (a process-isolated container needs the Node's Windows build).
+func keptRun(call updateCall) bool {
+	for _, img := range call.kept {
+		if catalogClass(img, true) == "" && !catalogRuns(img, call.node, true) {
+			return false
+		}
+	}
+	return true
+}
+
+// keptImages: the catalog's entries of the images pod keeps when its first container's image
+// is swapped (swap) or an ephemeral container is added: its init, other and ephemeral
+// containers' and its image volumes'.
+func keptImages(reg *registry.Registry, pod *v1.Pod, swap bool) []registry.Image {
+	var refs []string
+	for _, c := range pod.Spec.InitContainers {
+		refs = append(refs, c.Image)
+	}
+	for i, c := range pod.Spec.Containers {
+		if !swap || i > 0 {
+			refs = append(refs, c.Image)
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		refs = append(refs, c.Image)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Image != nil {
+			refs = append(refs, v.Image.Reference)
+		}
+	}
+	var kept []registry.Image
+	for _, ref := range refs {
+		if img, found := reg.Catalog[strings.TrimPrefix(ref, reg.Addr+"/")]; found {
+			kept = append(kept, img)
+		}
+	}
+	return kept
 }
 
 // policyRefusal says whether err is the API server relaying the policy's refusal (its message).
@@ -301,7 +353,8 @@ func afterAdmission(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 			}
 			n.made[change.kind]++
 			image, found := reg.Catalog[strings.TrimPrefix(change.ref, reg.Addr+"/")]
-			call := updateCall{kind: change.kind, pod: before, node: byName[before.Spec.NodeName], ref: change.ref, img: image, found: found}
+			call := updateCall{kind: change.kind, pod: before, node: byName[before.Spec.NodeName], ref: change.ref, img: image, found: found,
+				kept: keptImages(reg, before, change.kind == callSwap)}
 			if call.node == nil {
 				t.Fatalf("Pod %s is bound to %s, which is not a Node of the cluster", name, before.Spec.NodeName)
 			}
