@@ -3,7 +3,8 @@
 # version agreement (scripts/check-version.sh) and the manifests' agreement with metadata.yml
 # (scripts/check-manifests.sh). Each passes on the tree, and fails, with the exact message, on a
 # copy with one error put in: a workflow error, a version that disagrees, a manifest that drifts.
-# And what `make check` and `make help` run.
+# And what `make check` and `make help` run, and that every mutant patch of k8s-judge/mutants/
+# still applies to src/.
 # Needs what `make deps` installs: actionlint in .tools/bin, shellcheck. And docs/verify.md's
 # verification config is one kwctl reads (on kwctl).
 
@@ -292,4 +293,16 @@ copy_versioned() {
   [ "$status" -ne 0 ]
   [[ "${lines[0]}" == "Error: "* ]]
   [[ "$output" != *"Not a valid configuration file"* ]]
+}
+
+@test "every mutant of k8s-judge/mutants/ applies to src/ (make k8s-mutants, which CI runs weekly, builds and judges them)" {
+  # A change of src/ that a mutant patches updates the patch with it, not weeks later.
+  local patch broken=() n=0
+  for patch in k8s-judge/mutants/*.patch; do
+    n=$((n + 1))
+    git apply --check "$patch" 2>/dev/null || broken+=("$(basename "$patch")")
+  done
+  echo "no longer apply: ${broken[*]}"
+  [ "${#broken[@]}" -eq 0 ]
+  [ "$n" -ge 39 ]
 }
