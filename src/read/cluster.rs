@@ -90,15 +90,8 @@ impl<'a> ClusterReader<'a> {
         if let Some((_, handler)) = self.runtime_classes.iter().find(|(n, _)| n == name) {
             return handler.clone();
         }
-        let unreadable = |error: &str| {
-            let lower = error.to_ascii_lowercase();
-            (lower.contains("notfound") && lower.contains("code: 404"))
-                || lower.contains(
-                    "has not been granted access to kubernetes node.k8s.io/v1/runtimeclass",
-                )
-        };
         let handler = match self.cluster.get_runtime_class(name) {
-            Err(error) if unreadable(&error) => Ok(None),
+            Err(error) if runtime_class_unreadable(&error) => Ok(None),
             answer => answer.map_err(host_error).and_then(|raw| {
                 let class: serde_json::Value = serde_json::from_slice(&raw)
                     .map_err(|e| format!("the host's answer is not a RuntimeClass: {e}"))?;
@@ -134,6 +127,17 @@ impl<'a> ClusterReader<'a> {
     }
 }
 
+/// Whether the host's `error` for a RuntimeClass says there is none of that name (the API
+/// server's NotFound; kwctl's and policy-server's "Cannot find node.k8s.io/v1/RuntimeClass named
+/// ...", also where the cluster serves no RuntimeClasses), or that the policy may not read them.
+fn runtime_class_unreadable(error: &str) -> bool {
+    let lower = error.to_ascii_lowercase();
+    (lower.contains("notfound") && lower.contains("code: 404"))
+        || lower.contains("cannot find node.k8s.io/v1/runtimeclass")
+        || lower.contains("cannot find resource node.k8s.io/v1/runtimeclass")
+        || lower.contains("has not been granted access to kubernetes node.k8s.io/v1/runtimeclass")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +165,22 @@ mod tests {
             self.calls.push(format!("runtime class {name}"));
             Ok(br#"{"handler":"runhcs-wcow-hypervisor"}"#.to_vec())
         }
+    }
+
+    #[test]
+    fn a_runtime_class_that_is_not_there_or_not_granted_reads_as_none() {
+        for error in [
+            "Cannot find node.k8s.io/v1/RuntimeClass named 'spin' inside of namespace 'None'",
+            "Cannot find resource node.k8s.io/v1/RuntimeClass",
+            "ApiError: runtimeclasses.node.k8s.io \"spin\" not found: NotFound (ErrorResponse { status: \"Failure\", message: \"runtimeclasses.node.k8s.io \\\"spin\\\" not found\", reason: \"NotFound\", code: 404 })",
+            "Policy has not been granted access to Kubernetes node.k8s.io/v1/RuntimeClass",
+        ] {
+            assert!(runtime_class_unreadable(error), "{error}");
+        }
+        assert!(!runtime_class_unreadable("connection refused"));
+        assert!(!runtime_class_unreadable(
+            "Cannot find node.k8s.io/v1/Node named 'spin'"
+        ));
     }
 
     #[test]
