@@ -128,7 +128,7 @@ impl<'a> ClusterReader<'a> {
 }
 
 /// Whether the host's `error` for a RuntimeClass says there is none of that name (the API
-/// server's NotFound; kwctl's and policy-server's "Cannot find node.k8s.io/v1/RuntimeClass named
+/// server's NotFound; the hosts' "Cannot find node.k8s.io/v1/RuntimeClass named
 /// ...", also where the cluster serves no RuntimeClasses), or that the policy may not read them.
 fn runtime_class_unreadable(error: &str) -> bool {
     let lower = error.to_ascii_lowercase();

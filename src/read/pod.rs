@@ -390,7 +390,7 @@ mod tests {
         let not_controller = json!({"metadata": {"ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d", "uid": "u"}]}});
         assert_eq!(skip_reason(&not_controller), None);
-        // A term naming nodes is a constraint like any other (issue 15): no skip.
+        // A term naming nodes is a constraint like any other: no skip.
         let fields = json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}}}});
         assert_eq!(skip_reason(&fields), None);
