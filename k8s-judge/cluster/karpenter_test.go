@@ -562,7 +562,7 @@ func hasMatchFields(pod *v1.Pod) bool {
 }
 
 // The minimums of the Karpenter run, so that a run in which Karpenter launches or binds nothing,
-// or no refusal is simulated, fails. Seen with issue 32's policy, K8S_E2E_SEED 1, 7, 42, 63 and
+// or no refusal is simulated, fails. Seen with K8S_E2E_SEED 1, 7, 42, 63 and
 // 2026: 1-2 Nodes launched, 6-11 Pods bound to them, 85-88 refusals simulated; seed
 // 11967935525137008794 (NodePools arm64, gpu-arm64, not-arm64-linux, windows-arm64-not-ready: no
 // unconstrained one): 1 Node launched for the random Pods and 1 Pod bound to it.

@@ -110,13 +110,35 @@ func TestJudgeCall(t *testing.T) {
 		{"wasm apart", nodeAware, pod, onARM64, wasm, false, "", "", apartWasm, ""},
 		{"static, spec.os another OS", static, linuxPod, onWindows, amd64, false, "", "", apartSpecOS, ""},
 		{"readNodes, spec.os another OS: judged", nodeAware, linuxPod, onWindows, amd64, false, "", "", "", "does not run"},
-		{"windows build, not pinned", nodeAware, pod, onWindows, win17763, false, "", "", apartWindowsBuild, ""},
+		{"static, windows build, not pinned", static, pod, onWindows, win17763, false, "", "", apartWindowsBuild, ""},
+		{"readNodes, windows build, not pinned: judged", nodeAware, pod, onWindows, win17763, false, "", "", "", "does not run"},
 		{"windows build, pinned", &settings.Settings{ReadNodes: true, PinWindowsBuild: true}, pod, onWindows, win17763, false, "", "", "", "does not run"},
 	} {
 		call := updateCall{kind: callDebug, pod: tc.pod, node: tc.node, ref: ref, img: tc.img, found: true}
 		verdict, apart, failure := judgeCall(tc.s, call, tc.refused, tc.message)
 		if verdict != tc.verdict || apart != tc.apart || (tc.failContains == "") != (failure == "") || !strings.Contains(failure, tc.failContains) {
 			t.Errorf("%s: judgeCall = %q, %q, %q; want %q, %q, a failure containing %q", tc.name, verdict, apart, failure, tc.verdict, tc.apart, tc.failContains)
+		}
+	}
+}
+
+func TestCatalogEntry(t *testing.T) {
+	reg := &registry.Registry{Addr: "127.0.0.1:5000", Catalog: map[string]registry.Image{
+		"gen/linux-amd64:1.0": {Image: "gen/linux-amd64:1.0", Digest: "sha256:aa"},
+		"wasm/index:1.0":      {Image: "wasm/index:1.0", Digest: "sha256:bb"},
+	}}
+	for _, tc := range []struct {
+		ref, want string
+	}{
+		{"127.0.0.1:5000/gen/linux-amd64:1.0", "gen/linux-amd64:1.0"},
+		{"127.0.0.1:5000/gen/linux-amd64:1.0@sha256:aa", "gen/linux-amd64:1.0"},
+		{"127.0.0.1:5000/wasm/index@sha256:bb", "wasm/index:1.0"},
+		{"127.0.0.1:5000/wasm/index@sha256:aa", ""},
+		{"127.0.0.1:5000/gen/none:1.0", ""},
+	} {
+		img, found := catalogEntry(reg, tc.ref)
+		if img.Image != tc.want || found != (tc.want != "") {
+			t.Errorf("catalogEntry(%s) = %q, %v; want %q", tc.ref, img.Image, found, tc.want)
 		}
 	}
 }

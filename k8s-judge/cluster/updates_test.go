@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -206,11 +207,26 @@ func keptImages(reg *registry.Registry, pod *v1.Pod, swap bool) []registry.Image
 	}
 	var kept []registry.Image
 	for _, ref := range refs {
-		if img, found := reg.Catalog[strings.TrimPrefix(ref, reg.Addr+"/")]; found {
+		if img, found := catalogEntry(reg, ref); found {
 			kept = append(kept, img)
 		}
 	}
 	return kept
+}
+
+// catalogEntry is the catalog's entry of ref, spelt `repository:tag`, `repository:tag@digest`
+// (the tag names it) or `repository@digest` (the entry of that repository and digest).
+func catalogEntry(reg *registry.Registry, ref string) (registry.Image, bool) {
+	name, digest, byDigest := strings.Cut(strings.TrimPrefix(ref, reg.Addr+"/"), "@")
+	if img, found := reg.Catalog[name]; found || !byDigest {
+		return img, found
+	}
+	for key, img := range reg.Catalog {
+		if strings.HasPrefix(key, name+":") && img.Digest == digest {
+			return img, true
+		}
+	}
+	return registry.Image{}, false
 }
 
 // policyRefusal says whether err is the API server relaying the policy's refusal (its message).
@@ -365,13 +381,14 @@ func afterAdmission(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 			verdict, apart, failure := judgeCall(s, call, err != nil, message)
 			switch {
 			case failure != "":
-				t.Error(failure)
+				spec, _ := json.Marshal(before.Spec)
+				t.Errorf("%s\n\tthe Pod's spec before: %s", failure, spec)
 			case apart != "":
 				n.apart[change.kind][apart]++
 				n.outcomesApart[map[bool]string{true: "refused", false: "accepted"}[err != nil]]++
 			default:
 				n.verdicts[change.kind][verdict]++
-				if verdict == verdictSettings && catalogRuns(image, call.node, s.PinWindowsBuild) {
+				if verdict == verdictSettings && catalogRuns(image, call.node, s.PinWindowsBuild || s.ReadNodes) {
 					n.settingsRunsOnNode++
 				}
 			}

@@ -89,7 +89,12 @@ func (c *Case) defaultOS() string { return c.Settings.DefaultOS() }
 
 func (c *Case) wasmRuntimeClasses() []string { return c.Settings.WasmRuntimeClasses }
 
-func (c *Case) builds() bool { return c.Settings.PinWindowsBuild }
+// builds says whether a Windows Node's OS build counts: a process-isolated container runs only
+// on a Node of its image's build (the kubelet's runtime refuses it elsewhere). The policy keeps a
+// Pod to its images' builds under pinWindowsBuild, and with readNodes (docs/windows.md; the
+// generated Pods name no RuntimeClass of Hyper-V isolation); elsewhere builds are outside its
+// contract.
+func (c *Case) builds() bool { return c.Settings.PinWindowsBuild || c.Settings.ReadNodes }
 
 // templateMode is how the policy treats the case's object: "pod", or a workload's "validate" or
 // "mutate".
@@ -170,7 +175,7 @@ func drawNode(t *rapid.T, index int, untaintedWindows bool) v1.Node {
 
 // drawCluster draws 1 to 6 Nodes; one time in six a cluster of several Nodes ends with an
 // untainted Windows one, so that Pods that state no OS whose images run on both OSes are judged
-// on the Nodes of both (issue 31; an untainted Windows Node is otherwise one in fifty).
+// on the Nodes of both (an untainted Windows Node is otherwise one in fifty).
 func drawCluster(t *rapid.T) []v1.Node {
 	count := rapid.IntRange(1, 6).Draw(t, "nodes")
 	if chance(t, "a large cluster", 20) {

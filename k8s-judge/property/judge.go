@@ -118,7 +118,7 @@ const (
 	// architecture pin alone does not do (the policy's OS pin).
 	checkBOSPin = "b, the OS pin needed"
 	// checkBOtherOSAdmits: b. with a Node of another OS admitting the returned Pod (a Pod that
-	// states no OS whose images run there too, issue 31; images that run anywhere: WebAssembly).
+	// states no OS whose images run there too: decided for both OSes; images that run anywhere: WebAssembly).
 	checkBOtherOSAdmits = "b, a Node of another OS admits"
 	// checkBDeclared: b. on the nodes the settings declare (declared: schedulableArchitectures
 	// and clusterOperatingSystems, autoscaledArchitectures, the cluster's Node architectures with
@@ -134,7 +134,7 @@ const (
 	// checkCOtherOS: c. with some Node of another OS than the Pod's (its choice, the one OS its
 	// terms admit, else defaultOperatingSystem) that admitted the original Pod and runs it, its
 	// images not all running anywhere: a Pod that states no OS whose images run on both OSes
-	// (issue 31: one term per OS they run on) must still be admitted there.
+	// (one term per OS they run on) must still be admitted there.
 	checkCOtherOS = "c, a Node of another OS ran it"
 	// checkDPools: d. by Karpenter: a NodePool that counts launches, in Karpenter's simulation
 	// of the original Pod (pools.go: launches), a Node of a platform of the Pod's OS that runs
@@ -148,7 +148,7 @@ const (
 	// NodePools: each runs it.
 	checkBPools = "b, NodePool Nodes (Karpenter)"
 	// checkCVirtual: c. on the virtual-kubelet Node (no kubernetes.io/arch label) with readNodes,
-	// where it admitted the original Pod: a pin never loses it (docs/node-aware.md, issue 43).
+	// where it admitted the original Pod: a pin never loses it (docs/node-aware.md).
 	checkCVirtual = "c, a virtual-kubelet Node admitted it (readNodes)"
 	// checkTolerations: an accepted case's returned Pod (template) keeps every toleration of the
 	// original, and each it adds is one architectureTolerations gives an architecture it truly
@@ -287,7 +287,7 @@ func (v *Verdict) skipped(why string) { v.Skipped = append(v.Skipped, why) }
 //	   another OS, the policy's OS pin);
 //	c. every Node, of every OS, that admitted the original Pod and runs it still admits it (under
 //	   matchNodeLabels, those of the Pod's zone): a Pod that states no OS, in a cluster of
-//	   several, is decided for each OS its images run on (issue 31); and the returned Pod's node
+//	   several, is decided for each OS its images run on; and the returned Pod's node
 //	   affinity admits no node the original's did not;
 //	d. with onNoCommonArchitecture: reject, refused exactly when no node the settings say may
 //	   exist (universe, of each OS the Pod is decided for) is admitted by the original Pod and
@@ -811,7 +811,7 @@ func judgeCase(c *Case, host policyhost.Host) (Verdict, error) {
 			ranIt = true
 			// A Node of another OS than the Pod's (its choice, the one its terms admit, else
 			// defaultOperatingSystem) that ran it: the Pod states no OS and its images run there
-			// (issue 31: one term per OS they run on), or they run anywhere.
+			// (one term per OS they run on), or they run anywhere.
 			ranOtherOS = ranOtherOS || !same && !anywhere
 			if !after {
 				fail("c. node %s (%s/%s) admitted the Pod and runs it (all of its images%s), but not the returned Pod", node.Name, node.Labels[osLabel], node.Labels[archLabel], specOSText(c.Template))

@@ -70,7 +70,7 @@ func testNode(name, os, arch string) v1.Node {
 // by a Windows Node that does not run it (b. fails); pinned to both, it passes, judged where the
 // OS pin is needed. Images that run anywhere are judged unpinned on every Node (a spec.os they
 // are not pinned to is counted). A Pod that states no OS whose images run on both OSes must keep
-// the Nodes of both (issue 31: one term per OS; kept to the default OS, c. fails on the Windows
+// the Nodes of both (one term per OS; kept to the default OS, c. fails on the Windows
 // Node), and is refused only when no node of either OS runs it (d.); one whose spec.os names
 // its OS is not run by a Node of the other (b. fails unpinned, the pin is needed). Static
 // settings that state no other OS leave a Pod of another OS unjudged on the cluster's Nodes.
@@ -188,7 +188,7 @@ func TestJudgeNodesOfEveryOS(t *testing.T) {
 			patch:  func(t *testing.T) []byte { return pins(t, arch, requirement(osLabel, v1.NodeSelectorOpIn, "windows")) },
 			judged: []string{checkA, checkD, checkDByContract, checkC, checkB, checkBOtherOS, checkBOSPin, checkBDeclared, checkBDeclaredAdmits}},
 		// The settings say the cluster has Linux nodes only: no node runs a Windows Pod (the
-		// policy pinned it to Windows before issue 43's judge read the OSes from the settings).
+		// policy pins it to Windows; a judge blind to the settings' OSes would pass that).
 		{name: "clusterOperatingSystems [linux], a Windows Pod pinned to its OS", nodes: linuxOnly,
 			settings: settings.Settings{ClusterOperatingSystems: []string{"linux"}, SchedulableArchitectures: []string{"amd64"}}, image: windowsOnly, podOS: "windows",
 			patch:     func(t *testing.T) []byte { return pins(t, arch, requirement(osLabel, v1.NodeSelectorOpIn, "windows")) },

@@ -463,7 +463,7 @@ func outsideClusterOSes(c *Case) (noListed, elsewhere bool) {
 // nodeOSes are the OSes nodes report in kubernetes.io/os.
 var nodeOSes = []string{"linux", "windows"}
 
-// podOSes are the OSes the policy decides pod for (issue 31): a Pod that chooses its OS
+// podOSes are the OSes the policy decides pod for: a Pod that chooses its OS
 // (choosesOS), or in a cluster the settings give one OS, is decided for its OS (podOS); one that
 // does not, in a cluster of several OSes, for every node OS whose nodes its own constraints admit
 // and on which every image of known that constrains it (not WebAssembly) runs, on some
@@ -519,6 +519,12 @@ func probes(c *Case, os string) []v1.Node {
 // pinWindowsBuild is set.
 func (c *Case) RunsOn(node *v1.Node) bool {
 	return runsAll(c.known(), node, c.builds())
+}
+
+// RunsOnSomeBuild says whether c's Pod runs on node but for the Windows builds, compared with
+// none.
+func (c *Case) RunsOnSomeBuild(node *v1.Node) bool {
+	return runsAll(c.known(), node, false)
 }
 
 // OS is the OS of the nodes c's Pod runs on, as the policy takes it when it takes one: its

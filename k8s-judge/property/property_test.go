@@ -178,7 +178,7 @@ func TestPolicyJudgedByKubernetes(t *testing.T) {
 		counts[fmt.Sprintf("OS %s: %s", podOS(c, c.Template), outcome)]++
 		known := c.known()
 		if len(podOSes(c, c.Template, known)) > 1 {
-			// A Pod that states no OS, decided for both OSes (issue 31).
+			// A Pod that states no OS, decided for both OSes.
 			counts["decided for both OSes"]++
 		}
 		if len(ImageVolumes(c.Template)) > 0 {

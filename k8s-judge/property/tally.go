@@ -22,7 +22,7 @@ var groups = []string{"Pod", "workload"}
 // Minimum shares of the cases a run must judge, so that a run that judges little (a generator
 // gone vacuous, a judge that returns early) fails. Each is about half the lowest share seen in
 // 2,000-case runs of RAPID_SEED 1, 42 and 2026 (the shares in the comments, in that order;
-// measured with issue 31's policy, Pods that state no OS decided for every OS their images run
+// measured with Pods that state no OS decided for every OS their images run
 // on, and the generator's clusters with an untainted Windows Node and Pods of images of both
 // OSes); they are asserted from minimumCases cases up (a smaller run prints that they were not:
 // its shares vary too much). The run prints each minimum's share ("shares of the minimums").
@@ -38,7 +38,7 @@ const (
 	// asserted (the kwctl pass's 1,000 cases of RAPID_SEED=10219583847295313359 judged one Pod
 	// UPDATE "no constraining new image", minimum 0.15%: 1.5 cases).
 	minimumCount = 3
-	// The checks below were given minimums in issue 43 (2,000-case runs of RAPID_SEED 1, 42 and
+	// The checks below have minimums from 2,000-case runs (RAPID_SEED 1, 42 and
 	// 2026, with digest, mirror and short-name references and nested indexes drawn): a.
 	// 31.2%, 27.1%, 30.8%; the refusals' message 46.8%, 50.0%, 48.8%; lookup failures 3.0%,
 	// 3.9%, 4.2%; no image of a CPU architecture 0.4%, 0.7%, 0.3%; d.'s refusals with no Node of
@@ -90,11 +90,11 @@ const (
 	// clusterOperatingSystems drawn).
 	minShareB = 0.16
 	// b. judged on a Node of another OS than the Pod's: 15.2%, 14.8%, 14.4% (8.0%, 8.3%, 8.3%
-	// before issue 31's generator).
+	// with a generator that drew no untainted Windows Node).
 	minShareBOtherOS = 0.07
 	// b. judged on a Node of another OS the original Pod admitted that does not run it (its
 	// images, or its spec.os) but runs its architectures for the Pod's OS (the OS pin needed):
-	// 3.6%, 3.5%, 2.8% (1.5-2.1% before issue 31's generator); now 2.8%, 3.1%, 1.5%.
+	// 3.6%, 3.5%, 2.8% (1.5-2.1% without Pods of images of both OSes); later 2.8%, 3.1%, 1.5%.
 	minShareBOSPin = 0.0075
 	// b. judged on the nodes the settings declare (declared), and with one of them admitting
 	// the returned Pod: 33.6% and 30.9% (RAPID_SEED 1 only, 2,000 cases).
@@ -104,7 +104,7 @@ const (
 	minShareC = 0.16
 	// c. judged on a Node of another OS than the Pod's that admitted the original Pod and runs
 	// it, its images not all WebAssembly (a Pod that states no OS whose images run on both OSes,
-	// issue 31): 2.7%, 2.4%, 2.0% (a judge that skips those Nodes, as before issue 31, judges
+	// decided for both): 2.7%, 2.4%, 2.0% (a judge that skips those Nodes judges
 	// none); now 1.6%, 0.9%, 1.3% (1.2% and 1.3% in 10^4 cases of RAPID_SEED 4242424242 and
 	// 777000777).
 	minShareCOtherOS = 0.0045

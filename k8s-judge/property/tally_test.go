@@ -7,7 +7,7 @@ import (
 
 // TestTallyMinimums: a run that judges little misses the minimums it does not reach, each named,
 // and none it reaches: all refused (d. alone); b. and c. judged on the Nodes of the Pod's OS only
-// (as before b. was judged over every OS, and c. before issue 31's Pods of several OSes: a judge
+// (as a judge of b. blind to other OSes, and of c. blind to Pods of several OSes, would: a judge
 // that skips the Nodes of another OS); no case judged by Karpenter's simulation of the NodePools;
 // accepted cases whose tolerations and preferred terms are judged but never added nor kept;
 // every check and outcome in its shares.

@@ -341,6 +341,7 @@ const (
 	apartNoNodeOfOS    = "readNodes, no Node nor pool of an OS the Pod may run on (the policy decides as if it had one)"
 	apartPoolBuild     = "a Windows node a NodePool may launch, of a build the new images lack while another build runs them (a pool names no build; CREATE counts it too)"
 	apartBudget        = "a lookup's time budget was spent (timing; onLookupFailure judged)"
+	apartKeptNowhere   = "no node the Pod admits runs the images it keeps: it fails wherever it is, whatever the UPDATE adds"
 )
 
 // UpdateVerdict is what was judged of one UPDATE.
@@ -536,11 +537,18 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 		return v, nil
 	}
 	matches := oracle.Matcher(u.NewPod)
-	admitted, notRunning, poolBuildOnly := 0, "", true
+	// Where the Pod is or may go is bounded by the images it keeps: on a node that does not run
+	// one of them it fails already, whatever the UPDATE adds.
+	kept := keptKnown(pc, u.NewPod, refs)
+	admitted, keptNowhere, notRunning, poolBuildOnly := 0, 0, "", true
 	for _, o := range oses {
 		nodes := universe(pc, o)
 		for _, n := range nodes {
 			if ok, _ := matches(&n); !ok || !specOSAllows(u.NewPod, o) {
+				continue
+			}
+			if !runsAll(kept, &n, builds) {
+				keptNowhere++
 				continue
 			}
 			admitted++
@@ -555,6 +563,10 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 	}
 	if notRunning != "" && poolBuildOnly {
 		v.Apart = apartPoolBuild
+		return v, nil
+	}
+	if admitted == 0 && keptNowhere > 0 {
+		v.Apart = apartKeptNowhere
 		return v, nil
 	}
 	why := fmt.Sprintf("the Pod (%v OS) admits %s, which does not run a new image of %v", oses, notRunning, refs)
@@ -573,6 +585,28 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 	judged(updCheckAdmitted)
 	expect(refuse, why)
 	return v, nil
+}
+
+// keptKnown are the images pod runs and mounts that are not new (refs), as c's catalog knows
+// them: one that fails its lookup, has no platform or is an OLM bundle bounds nothing; a
+// WebAssembly image runs anywhere (a mixed index under a RuntimeClass of wasmRuntimeClasses).
+func keptKnown(c *Case, pod *v1.Pod, refs []string) []image {
+	shim := pod.Spec.RuntimeClassName != nil && slices.Contains(c.wasmRuntimeClasses(), *pod.Spec.RuntimeClassName)
+	var kept []image
+	for _, ref := range append(podImages(pod), ImageVolumes(pod)...) {
+		img, found := c.images[ref]
+		if !found || slices.Contains(refs, ref) || img.missing || img.platformless || img.bundle {
+			continue
+		}
+		switch img.wasm {
+		case "only":
+			img.anywhere = true
+		case "mixed":
+			img.anywhere = shim
+		}
+		kept = append(kept, img)
+	}
+	return kept
 }
 
 // gatedUnserved says whether a gated Pod (pod, of oses) is one Karpenter's provisioner ignores

@@ -11,7 +11,7 @@ import (
 	"github.com/image-arch-affinity/image-arch-affinity/k8s-judge/registry"
 )
 
-// The workload UPDATEs drawn (issue 43): a workload admitted on CREATE is updated.
+// The workload UPDATEs drawn: a workload admitted on CREATE is updated.
 const (
 	// updateScale: the workload scaled (spec.replicas, where it has one) and labelled, its
 	// template untouched (kubectl scale, kubectl label).
