@@ -139,6 +139,29 @@ lookup_fails() {
   [ "$(manifest_gets faults/status-403)" = 3 ]
 }
 
+@test "429 (a registry's pull rate limit): named as such, with what to do, under each onLookupFailure" {
+  local image="$FAULTS/faults/status-429/app:1.0"
+  local cause="rate-limited by its registry (HTTP 429): Fail to interact with OCI registry: Registry error: envelope: OCI API errors: [OCI API error: You have reached your pull rate limit. You may increase the limit by authenticating and upgrading:"
+  local advice="the registry limits its pulls and every lookup counts as one: look images up through a pull-through cache (setting registryMirrors), give the PolicyServer an authenticated imagePullSecret, or list the most used images in imagePlatforms"
+  pod_request "$(containers "$image" "$REGISTRY/multi/oci-index:1.0")"
+
+  evaluate --settings-json '{"onLookupFailure":"ignoreImage"}'
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = "$(pin_patch "${GOOD_ARCHES[@]}")" ]
+  [ "$(warnings)" = "$(jq -cn --arg a "$(ignored_warning "$image" "$cause")" --arg b "image-arch-affinity: $advice" '[$a, $b]')" ]
+
+  evaluate --settings-json '{"onLookupFailure":"accept"}'
+  [ "$(allowed)" = true ]
+  [ "$(patch)" = none ]
+  [ "$(warnings)" = "$(jq -cn --arg a "$(unpinned_warning "$image" "$cause")" --arg b "image-arch-affinity: $advice" '[$a, $b]')" ]
+
+  evaluate --settings-json '{"onLookupFailure":"reject"}'
+  [ "$(allowed)" = false ]
+  [ "$(message)" = "$(rejected_lookup "$image" "$cause"); $advice" ]
+  # A refusal is not cached by the host: each evaluation asked the registry once.
+  [ "$(manifest_gets faults/status-429)" = 3 ]
+}
+
 @test "404 repository and 404 tag (real registry)" {
   unknown="Fail to interact with OCI registry: Registry error: envelope: OCI API errors: [OCI API error: manifest unknown]"
   lookup_fails "$REGISTRY/nope/missing:1.0" "$unknown"

@@ -477,6 +477,59 @@ fn lookup_failure_reject_names_the_image_and_cause() {
     );
 }
 
+/// Docker Hub's answer to a pull over its rate limit, as the host words it.
+const RATE_LIMITED: &str = "Host error: error invoking host capability oci.oci_manifest: Fail to interact with OCI registry: \
+    Registry error: url https://registry-1.docker.io/v2/library/busybox/manifests/1.37, envelope: OCI API errors: \
+    [OCI API error: You have reached your pull rate limit. You may increase the limit by authenticating and upgrading: \
+    https://www.docker.com/increase-rate-limit]";
+
+const RATE_LIMIT_ADVICE: &str = "image-arch-affinity: the registry limits its pulls and every lookup counts as one: \
+    look images up through a pull-through cache (setting registryMirrors), give the PolicyServer an authenticated \
+    imagePullSecret, or list the most used images in imagePlatforms";
+
+#[test]
+fn a_lookup_refused_for_the_registry_rate_limit_is_named_with_what_to_do() {
+    let mut registry = FixtureRegistry::new();
+    registry.fail("docker.io/library/busybox:1.37", RATE_LIMITED);
+    let pod = pod(
+        &["docker.io/library/busybox:1.37", "ghcr.io/org/arm64-only:1"],
+        json!({}),
+    );
+    let r = run_with(&mut registry, &pod, &settings(json!({})));
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    assert_eq!(
+        r.decision.warnings,
+        [
+            "image-arch-affinity: image \"docker.io/library/busybox:1.37\" was left out of the architecture decision because its lookup failed: \
+             rate-limited by its registry (HTTP 429): error invoking host capability oci.oci_man … he limit by \
+             authenticating and upgrading:",
+            RATE_LIMIT_ADVICE
+        ]
+    );
+    let r = run_with(
+        &mut registry,
+        &pod,
+        &settings(json!({"onLookupFailure": "reject"})),
+    );
+    assert_eq!(
+        r.rejection(),
+        format!(
+            "image-arch-affinity: cannot tell which architectures the Pod's images run on: \
+             image \"docker.io/library/busybox:1.37\": rate-limited by its registry (HTTP 429): error invoking host capability oci.oci_manifest: \
+             Fail to interact with OCI registry: Registry error: envelope: OCI API errors: [OCI API error: You have reached \
+             your pull rate limit. You may increase the limit by authenticating and upgrading: (setting onLookupFailure: reject); {}",
+            RATE_LIMIT_ADVICE.trim_start_matches("image-arch-affinity: ")
+        )
+    );
+    // Another failure says nothing of rate limits.
+    let r = run_with(
+        &mut failing_registry(),
+        &pod,
+        &settings(json!({"onLookupFailure": "accept"})),
+    );
+    assert_eq!(r.decision.warnings.len(), 1);
+}
+
 #[test]
 fn index_without_runnable_entries_and_invalid_references_are_lookup_failures() {
     let mut registry = FixtureRegistry::new();

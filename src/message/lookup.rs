@@ -11,6 +11,8 @@ use crate::settings::Settings;
 pub(crate) struct Failure {
     pub reject: String,
     pub items: Vec<FailedItem>,
+    /// What to do about it, when the cause says (a registry's rate limit).
+    pub advice: Option<String>,
 }
 
 pub(crate) struct FailedItem {
@@ -30,27 +32,45 @@ impl Failure {
             .map(|item| format!("{}{}", item.name, one_line(&item.cause, 300)))
             .collect::<Vec<_>>()
             .join("; ");
-        format!("{}: {all} (setting onLookupFailure: reject)", self.reject)
+        let advice = self
+            .advice
+            .as_deref()
+            .map_or(String::new(), |a| format!("; {a}"));
+        format!(
+            "{}: {all} (setting onLookupFailure: reject){advice}",
+            self.reject
+        )
     }
 
     /// The warnings of `accept` (when `accept`) or of `ignoreImage`, one per item.
+    /// The advice, if any, is one more warning.
     pub fn warnings(&self, accept: bool) -> impl Iterator<Item = String> + '_ {
-        self.items.iter().map(move |item| {
-            let lead = if accept { &item.accept } else { &item.ignore };
-            warning(lead.clone(), &item.cause)
-        })
+        let advice = self.advice.iter().map(|a| format!("{PREFIX}: {a}"));
+        self.items
+            .iter()
+            .map(move |item| {
+                let lead = if accept { &item.accept } else { &item.ignore };
+                warning(lead.clone(), &item.cause)
+            })
+            .chain(advice)
     }
 
     /// Images whose lookup failed (the image as [`labelled`](super::naming::labelled) names it,
     /// cause).
+    /// A lookup a registry refused for its rate limit is named as such, with what to do.
     pub fn images(subject: &str, failed: &[(String, &str)]) -> Failure {
+        let limited = failed.iter().any(|(_, cause)| rate_limited(cause));
         Failure {
+            advice: limited.then(|| RATE_LIMIT_ADVICE.to_string()),
             reject: format!("{PREFIX}: cannot tell which architectures the {subject}'s images run on"),
             items: failed
                 .iter()
                 .map(|(image, cause)| FailedItem {
                     name: format!("{image}: "),
-                    cause: cause.to_string(),
+                    cause: match rate_limited(cause) {
+                        true => format!("rate-limited by its registry (HTTP 429): {cause}"),
+                        false => cause.to_string(),
+                    },
                     accept: format!("{PREFIX}: the {subject} was not pinned to an architecture because a lookup failed: {image}: "),
                     ignore: format!("{PREFIX}: {image} was left out of the architecture decision because its lookup failed: "),
                 })
@@ -134,8 +154,29 @@ impl Failure {
                 accept,
                 ignore,
             }],
+            advice: None,
         }
     }
+}
+
+/// What to do when a registry refuses lookups for its pull rate limit.
+const RATE_LIMIT_ADVICE: &str = "the registry limits its pulls and every lookup counts as one: \
+    look images up through a pull-through cache (setting registryMirrors), give the PolicyServer \
+    an authenticated imagePullSecret, or list the most used images in imagePlatforms";
+
+/// Whether a host error is a registry's refusal for its rate limit: HTTP 429 (`code: 429` when
+/// the body is no OCI error), the OCI code `TOOMANYREQUESTS` or its message (Docker Hub's "You
+/// have reached your pull rate limit"), as the host words them.
+fn rate_limited(cause: &str) -> bool {
+    let cause = cause.to_ascii_lowercase();
+    [
+        "code: 429",
+        "toomanyrequests",
+        "too many requests",
+        "rate limit",
+    ]
+    .iter()
+    .any(|sign| cause.contains(sign))
 }
 
 /// No image of the Pod could be looked up (`webassembly`: none but WebAssembly ones): it is
