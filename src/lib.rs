@@ -25,7 +25,7 @@ pub mod read;
 pub mod settings;
 
 use std::borrow::Cow;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kubewarden_policy_sdk::settings::SettingsValidationResponse;
 use serde::{Deserialize, Serialize};
@@ -90,6 +90,7 @@ pub fn decide_in_cluster(
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
+    now: u64,
 ) -> serde_json::Result<Decision<Vec<u8>>> {
     let (object, old_object) = (&mut request.object, &request.old_object);
     let decision = policy::evaluate(
@@ -100,6 +101,7 @@ pub fn decide_in_cluster(
             // The view is moved into the decision; `object` keeps how to write it back.
             object: object.as_mut().map_or(Value::Null, |o| o.view.take()),
             old_object: old_object.as_ref().map_or(&Value::Null, |o| &o.view),
+            now,
         },
         settings,
         registry,
@@ -138,6 +140,7 @@ pub fn validate_payload_in_cluster(
             &payload.settings,
             &mut registry,
             &mut cluster,
+            unix_seconds(),
         )
     });
     match decision {
@@ -154,6 +157,13 @@ pub fn validate_payload_in_cluster(
         }
         .to_json(None),
     }
+}
+
+/// The wall clock, in seconds since the Unix epoch (0 if the host's clock is before it).
+fn unix_seconds() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
 }
 
 fn response_for(decision: Decision<Vec<u8>>) -> Vec<u8> {

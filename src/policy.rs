@@ -10,12 +10,13 @@ use crate::edit::write;
 use crate::host::cluster::Cluster;
 use crate::host::registry::Registry;
 use crate::read::pod::{self, Pod};
+use crate::read::record;
 use crate::read::workload;
 use crate::settings::{Settings, TemplateMode};
 
-pub use crate::edit::write::ARCHITECTURES_ANNOTATION;
 pub use crate::message::PREFIX;
-pub use crate::read::pod::PREFERRED_ANNOTATION;
+pub use crate::read::pod::{ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION};
+pub use crate::read::record::DECISION_ANNOTATION;
 
 /// The admission request fields the decision reads.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub struct Request<'a> {
     pub object: Value,
     /// The object before an UPDATE (null otherwise).
     pub old_object: &'a Value,
+    /// When it is decided: seconds since the Unix epoch (for the decisions templates record).
+    pub now: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,13 +56,35 @@ impl Decision {
     }
 
     /// The decision on `object` from the answer on it (or on the Pod template at `template`):
-    /// its plan written into it where `write` says so.
-    fn of(answer: Answer, mut object: Value, template: &[&str], write: bool) -> Decision {
+    /// its plan written into it where `write` says so, and, where `record` gives the settings
+    /// and the time, the record of a decision without warnings (`record`): on a template pinned
+    /// now, or renewed on one that carries a record already.
+    fn of(
+        answer: Answer,
+        mut object: Value,
+        template: &[&str],
+        write: bool,
+        record: Option<(&Settings, u64)>,
+    ) -> Decision {
+        let record = record.filter(|(settings, _)| {
+            write && answer.warnings().is_empty() && settings.template_decision_seconds > 0
+        });
         let (verdict, warnings) = match answer {
             Answer::Rejected(message, warnings) => (Verdict::Reject(message), warnings),
             Answer::Pinned(plan, warnings) if write => {
                 if let Some(pod) = workload::template_mut(&mut object, template) {
                     write::write(pod, &plan);
+                    if let Some((settings, now)) = record {
+                        write::record(pod, settings, now);
+                    }
+                }
+                (Verdict::Mutate(object), warnings)
+            }
+            Answer::Unchanged(warnings) if renews(&object, template, record) => {
+                if let (Some(pod), Some((settings, now))) =
+                    (workload::template_mut(&mut object, template), record)
+                {
+                    write::record(pod, settings, now);
                 }
                 (Verdict::Mutate(object), warnings)
             }
@@ -68,6 +93,15 @@ impl Decision {
             }
         };
         Decision { verdict, warnings }
+    }
+}
+
+/// Whether a template decided unchanged renews its record: it carries one, and another.
+fn renews(object: &Value, template: &[&str], record: Option<(&Settings, u64)>) -> bool {
+    let pod = workload::template(object, template);
+    match (record::recorded(pod), record) {
+        (Some(recorded), Some((settings, now))) => recorded != record::record(pod, settings, now),
+        _ => false,
     }
 }
 
@@ -87,6 +121,10 @@ pub fn evaluate(
     if request.kind != "Pod" {
         return evaluate_workload(request, settings, registry, cluster);
     }
+    if request.operation == "CREATE" && record::reusable(&request.object, settings, request.now) {
+        // Created from a template whose decision it carries, unchanged: that decision stands.
+        return Decision::accept(Vec::new());
+    }
     let answer = {
         let pod = Pod::read(&request.object, settings);
         match request.operation {
@@ -99,7 +137,7 @@ pub fn evaluate(
             _ => return Decision::accept(Vec::new()),
         }
     };
-    Decision::of(answer, request.object, &[], true)
+    Decision::of(answer, request.object, &[], true, None)
 }
 
 /// A workload CREATE or UPDATE: the same decision on its Pod template at apply time, so that a
@@ -110,7 +148,7 @@ fn evaluate_workload(
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
 ) -> Decision {
-    let (kind, object) = (request.kind, request.object);
+    let (kind, object, now) = (request.kind, request.object, request.now);
     let Some(path) = workload::template_path(kind) else {
         return Decision::accept(Vec::new());
     };
@@ -143,5 +181,6 @@ fn evaluate_workload(
         let pod = Pod::read(template, settings);
         decide::create(&pod, subject, settings, registry, cluster)
     };
-    Decision::of(answer, object, path, mode == TemplateMode::Mutate)
+    let record = Some((settings, now));
+    Decision::of(answer, object, path, mode == TemplateMode::Mutate, record)
 }

@@ -113,6 +113,7 @@ fn the_form_as_it_comes_is_valid() {
             "readNodes",
             "registryMirrors",
             "schedulableArchitectures",
+            "templateDecisionSeconds",
             "wasmRuntimeClasses",
             "workloadTemplates",
         ]

@@ -111,7 +111,7 @@ fn mutate_mode_pins_the_template_of_every_kind() {
             &workload(kind, &["multi:1", "list:1"]),
             &settings(json!({"workloadTemplates": "mutate"})),
         );
-        r.assert_patch(pin_template(at, &["amd64", "arm64"]));
+        r.assert_template_patch(pin_template(at, &["amd64", "arm64"]));
     }
 }
 
@@ -152,7 +152,7 @@ fn update_with_an_image_change_is_checked() {
         &settings(json!({"workloadTemplates": "mutate"})),
     );
     assert_eq!(r.calls.len(), 3);
-    r.assert_patch(pin_template("/spec/template", &["arm64"]));
+    r.assert_template_patch(pin_template("/spec/template", &["arm64"]));
     // A scheduling change alone is checked too.
     let mut moved = old.clone();
     moved["spec"]["template"]["spec"]["nodeSelector"] = json!({"kubernetes.io/arch": "s390x"});
@@ -255,7 +255,7 @@ fn daemonset_mutate_setting_pins_only_daemonsets() {
         &workload("DaemonSet", &["ghcr.io/org/amd64-only:1"]),
         &settings,
     );
-    r.assert_patch(pin_template("/spec/template", &["amd64"]));
+    r.assert_template_patch(pin_template("/spec/template", &["amd64"]));
     assert!(r.decision.warnings.is_empty());
     let deployment = run_request(
         &mut registry,
@@ -456,7 +456,7 @@ fn template_node_selector_picking_a_tainted_pool_gets_its_tolerations() {
         &object,
         &settings(mutate),
     );
-    r.assert_patch(json!([
+    r.assert_template_patch(json!([
         {"op": "add", "path": "/spec/template/metadata/annotations", "value": {
             "image-arch-affinity.kubewarden.io/architectures": "amd64,arm64"}},
         {"op": "add", "path": "/spec/template/spec/tolerations", "value": [
@@ -520,4 +520,201 @@ fn a_daemon_set_of_an_os_cluster_operating_systems_does_not_list_is_warned_not_r
         "image-arch-affinity: the Pod template runs only on windows nodes, but the cluster's nodes are \
          of linux (setting clusterOperatingSystems)"
     );
+}
+
+// ---- the decision a template records for its Pods ----
+
+/// The Pod the ReplicaSet controller makes from the Deployment `deployment`'s template, as the
+/// API server hands it to the policy: its own tolerations added (DefaultTolerationSeconds).
+fn pod_of(deployment: &Value) -> Value {
+    let template = &deployment["spec"]["template"];
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": template["metadata"].clone(), "spec": template["spec"].clone()});
+    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "name": "w-1", "uid": "1", "controller": true}]);
+    pod["spec"]["tolerations"] = json!([
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]);
+    pod
+}
+
+/// A Deployment of `images` pinned under `mutate` (with `settings_json` besides) in `cluster`,
+/// as stored.
+fn pinned_in(cluster: &mut FixtureCluster, images: &[&str], settings_json: &Value) -> Value {
+    let deployment = workload("Deployment", images);
+    let r = run_in_cluster(
+        &mut FixtureRegistry::new(),
+        cluster,
+        "Deployment",
+        "CREATE",
+        &deployment,
+        &Value::Null,
+        &settings(settings_json.clone()),
+    );
+    let (_, record) = split_record(r.patch.as_ref().expect("the template is pinned"));
+    assert!(record.is_some(), "{r:?}");
+    apply(
+        &deployment,
+        r.patch.as_ref().expect("the template is pinned"),
+    )
+}
+
+fn pinned_deployment(images: &[&str], settings_json: &Value) -> Value {
+    pinned_in(&mut FixtureCluster::default(), images, settings_json)
+}
+
+#[test]
+fn a_pod_made_from_a_pinned_template_reuses_its_decision_without_a_lookup() {
+    let mutate = json!({"workloadTemplates": "mutate"});
+    let deployment = pinned_deployment(&["multi:1", "ghcr.io/org/arm64-only:1"], &mutate);
+    let mut registry = FixtureRegistry::new();
+    let r = run_with(
+        &mut registry,
+        &pod_of(&deployment),
+        &settings(mutate.clone()),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.decision.warnings, Vec::<String>::new());
+    assert_eq!(r.calls, Vec::<String>::new());
+    // With readNodes, no Node is read either.
+    let mut node_aware = mutate.clone();
+    node_aware["readNodes"] = json!(true);
+    let mut cluster = FixtureCluster::of(vec![
+        node("amd-1", "linux", "amd64"),
+        node("arm-1", "linux", "arm64"),
+    ]);
+    let deployment = pinned_in(
+        &mut cluster,
+        &["multi:1", "ghcr.io/org/arm64-only:1"],
+        &node_aware,
+    );
+    cluster.calls.clear();
+    let r = common::node_aware(&mut cluster, &pod_of(&deployment), mutate);
+    r.assert_accepted_unchanged();
+    assert_eq!((r.calls.len(), cluster.calls.len()), (0, 0));
+}
+
+#[test]
+fn a_pod_that_differs_from_its_pinned_template_is_decided_as_any_pod() {
+    let mutate = json!({"workloadTemplates": "mutate"});
+    let deployment = pinned_deployment(&["multi:1", "ghcr.io/org/arm64-only:1"], &mutate);
+    let pod = pod_of(&deployment);
+    let mut image = pod.clone();
+    image["spec"]["containers"][1]["image"] = json!("ghcr.io/org/amd64-only:1");
+    let mut sidecar = pod.clone();
+    sidecar["spec"]["containers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "proxy", "image": "list:1"}));
+    let mut selector = pod.clone();
+    selector["spec"]["nodeSelector"] = json!({"kubernetes.io/arch": "amd64"});
+    let mut bound = pod.clone();
+    bound["spec"]["nodeName"] = json!("node-1");
+    let mut stale = pod.clone();
+    let record =
+        &mut stale["metadata"]["annotations"][image_arch_affinity::policy::DECISION_ANNOTATION];
+    let (at, print) = record.as_str().unwrap().split_once('/').unwrap();
+    *record = json!(format!("{}/{print}", at.parse::<u64>().unwrap() - 3600));
+    let cases = [
+        // Lookups: an index 1, a single-platform image 2 (manifest and config).
+        (&image, &mutate, 2),
+        (&sidecar, &mutate, 4),
+        (&selector, &mutate, 3),
+        // Bound to a node: left to its node, read only with readNodes.
+        (&bound, &mutate, 0),
+        (&stale, &mutate, 3),
+        (
+            &pod,
+            &json!({"workloadTemplates": "mutate", "onLookupFailure": "reject"}),
+            3,
+        ),
+    ];
+    for (index, (pod, settings_json, lookups)) in cases.into_iter().enumerate() {
+        let r = run_with(
+            &mut FixtureRegistry::new(),
+            pod,
+            &settings(settings_json.clone()),
+        );
+        assert_eq!(r.calls.len(), lookups, "case {index}: {r:?}");
+    }
+    // The image swapped for one the pin excludes: refused, as any Pod.
+    let r = run_with(&mut FixtureRegistry::new(), &image, &settings(mutate));
+    assert!(r.rejection().starts_with("image-arch-affinity: "), "{r:?}");
+}
+
+#[test]
+fn templates_under_validate_record_nothing_and_their_pods_are_looked_up() {
+    let deployment = workload("Deployment", &["multi:1", "ghcr.io/org/arm64-only:1"]);
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "CREATE",
+        &deployment,
+        &settings(json!({})),
+    );
+    r.assert_accepted_unchanged();
+    let r = run_with(
+        &mut FixtureRegistry::new(),
+        &pod_of(&deployment),
+        &settings(json!({})),
+    );
+    r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
+    assert_eq!(r.calls.len(), 3);
+    // templateDecisionSeconds: 0 records nothing under mutate either.
+    let never = json!({"workloadTemplates": "mutate", "templateDecisionSeconds": 0});
+    let r = run_request(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "CREATE",
+        &deployment,
+        &settings(never),
+    );
+    r.assert_patch(pin_template("/spec/template", &["arm64"]));
+}
+
+#[test]
+fn a_template_decided_unchanged_renews_the_record_it_carries() {
+    let mutate = json!({"workloadTemplates": "mutate"});
+    let old = pinned_deployment(&["multi:1", "ghcr.io/org/arm64-only:1"], &mutate);
+    // A new tag of the same architectures: the pin stands, the record follows the images.
+    let mut new = old.clone();
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("list:1");
+    let r = run_update(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "UPDATE",
+        &new,
+        &old,
+        &settings(mutate.clone()),
+    );
+    let (patch, record) = split_record(r.patch.as_ref().expect("the record is renewed"));
+    assert_eq!(patch, json!([]));
+    assert!(record.is_some());
+    let renewed = apply(&new, r.patch.as_ref().unwrap());
+    let pod = run_with(
+        &mut FixtureRegistry::new(),
+        &pod_of(&renewed),
+        &settings(mutate.clone()),
+    );
+    assert_eq!(
+        (pod.decision.verdict.clone(), pod.calls.len()),
+        (image_arch_affinity::policy::Verdict::Accept, 0)
+    );
+    // A template pinned without a record, decided unchanged, is left as it is.
+    let mut plain = old.clone();
+    let annotations = plain["spec"]["template"]["metadata"]["annotations"]
+        .as_object_mut()
+        .unwrap();
+    annotations.remove(image_arch_affinity::policy::DECISION_ANNOTATION);
+    let mut new = plain.clone();
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("list:1");
+    let r = run_update(
+        &mut FixtureRegistry::new(),
+        "Deployment",
+        "UPDATE",
+        &new,
+        &plain,
+        &settings(mutate),
+    );
+    r.assert_accepted_unchanged();
 }

@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 use crate::decide::plan::{Plan, Term};
 use crate::edit::{self, affinity};
-
-/// Annotation in which the policy records the architectures it pinned.
-pub const ARCHITECTURES_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/architectures";
+use crate::read::pod::ARCHITECTURES_ANNOTATION;
+use crate::read::record::{self, DECISION_ANNOTATION};
+use crate::settings::Settings;
 
 const REQUIRED_PATH: [&str; 3] = [
     "affinity",
@@ -63,6 +63,14 @@ pub fn write(pod: &mut Value, plan: &Plan) {
                 Value::String(recorded.clone()),
             );
         }
+    }
+}
+
+/// Writes the record of the decision on the template `pod`, as it now is, at `now` (`record`).
+pub fn record(pod: &mut Value, settings: &Settings, now: u64) {
+    let value = record::record(pod, settings, now);
+    if let Some(annotations) = edit::object_at(pod, &["metadata", "annotations"]) {
+        annotations.insert(DECISION_ANNOTATION.to_string(), Value::String(value));
     }
 }
 

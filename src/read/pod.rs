@@ -15,6 +15,9 @@ use crate::read::node_pools::ignored_by_karpenter;
 use crate::read::terms::{read_term, writable_paths, RequiredTerm, Writable};
 use crate::settings::{Settings, Toleration};
 
+/// Annotation in which the policy records the architectures it pinned.
+pub const ARCHITECTURES_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/architectures";
+
 /// Pod annotation that names the preferred architecture, overriding the setting.
 pub const PREFERRED_ANNOTATION: &str = "image-arch-affinity.kubewarden.io/preferred-architecture";
 

@@ -60,6 +60,9 @@ pub struct Settings {
     /// RuntimeClasses whose handler is a WebAssembly shim: a Pod under one of them runs the
     /// WebAssembly build of an image that has one, on any architecture (`webassembly`).
     pub wasm_runtime_classes: Vec<String>,
+    /// How long (seconds) the Pods created from a Pod template the policy decided under
+    /// `mutate` reuse its decision, recorded on the template, without a lookup; 0: never.
+    pub template_decision_seconds: u64,
 }
 
 impl Default for Settings {
@@ -85,6 +88,7 @@ impl Default for Settings {
             autoscaled_architectures: Vec::new(),
             pin_windows_build: false,
             wasm_runtime_classes: Vec::new(),
+            template_decision_seconds: DEFAULT_TEMPLATE_DECISION_SECONDS,
         }
     }
 }
@@ -92,6 +96,9 @@ impl Default for Settings {
 pub const DEFAULT_PREFERRED_WEIGHT: i64 = 50;
 /// Three quarters of policy-server's default evaluation time limit (2 s).
 pub const DEFAULT_LOOKUP_BUDGET_MILLISECONDS: u64 = 1500;
+/// One hour: a tag pushed again with other platforms reaches new Pods of a decided template
+/// within the hour.
+pub const DEFAULT_TEMPLATE_DECISION_SECONDS: u64 = 3600;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]

@@ -189,6 +189,10 @@ fn each_bad_setting_is_named() {
             "lookupBudgetMilliseconds: 0 is outside 1..30000",
         ),
         (
+            r#"{"templateDecisionSeconds":604801}"#,
+            "templateDecisionSeconds: 604801 is outside 0..604800",
+        ),
+        (
             r#"{"clusterOperatingSystems":["linux","Windows"]}"#,
             "clusterOperatingSystems: \"Windows\" is no node operating system; use a node `kubernetes.io/os` value: linux, windows",
         ),

@@ -6,6 +6,9 @@ use crate::platform;
 use crate::settings::names::{check_dns_subdomain, check_label_key, check_label_value};
 use crate::settings::{OnLookupFailure, Settings, Toleration};
 
+/// The longest a decision recorded on a Pod template lasts: a week.
+const MAX_TEMPLATE_DECISION_SECONDS: u64 = 7 * 24 * 3600;
+
 impl Settings {
     /// Checks every setting; the error names the setting and the bad value.
     pub fn validate(&self) -> Result<(), String> {
@@ -152,12 +155,19 @@ impl Settings {
     }
 
     /// What bounds an evaluation and names the Pod's runtime and labels:
-    /// `lookupBudgetMilliseconds`, `wasmRuntimeClasses`, `matchNodeLabels`.
+    /// `lookupBudgetMilliseconds`, `templateDecisionSeconds`, `wasmRuntimeClasses`,
+    /// `matchNodeLabels`.
     fn check_runtime(&self) -> Result<(), String> {
         if !(1..=30_000).contains(&self.lookup_budget_milliseconds) {
             return Err(format!(
                 "lookupBudgetMilliseconds: {} is outside 1..30000 (keep it below the policy's timeoutEvalSeconds, at most 30 s)",
                 self.lookup_budget_milliseconds
+            ));
+        }
+        if self.template_decision_seconds > MAX_TEMPLATE_DECISION_SECONDS {
+            return Err(format!(
+                "templateDecisionSeconds: {} is outside 0..604800 (a week at most; 0: Pods never reuse their template's decision)",
+                self.template_decision_seconds
             ));
         }
         for (index, name) in self.wasm_runtime_classes.iter().enumerate() {

@@ -12,6 +12,8 @@ use image_arch_affinity::settings::Settings;
 use image_arch_affinity::{Kind, RawRequest};
 use serde_json::{json, Value};
 
+/// When every test request is decided (seconds since the Unix epoch): 2026-12-02T00:00:00Z.
+pub const NOW: u64 = 1_796_169_600;
 pub const DIGEST: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 /// Canned answers by exact lookup string; every call is recorded.
@@ -249,6 +251,48 @@ impl Run {
     pub fn assert_patch(&self, expected: Value) {
         assert_eq!(self.patch.as_ref(), Some(&expected), "{self:?}");
     }
+
+    /// A template's patch: `expected`, and the record of its decision (made at `NOW`, its
+    /// fingerprint 16 hex digits), which the patch adds beside the other annotations.
+    pub fn assert_template_patch(&self, expected: Value) {
+        let (patch, record) = self.patch.as_ref().map(split_record).unzip();
+        assert_eq!(patch.as_ref(), Some(&expected), "{self:?}");
+        let record = record
+            .flatten()
+            .unwrap_or_else(|| panic!("no record: {self:?}"));
+        let (at, print) = record
+            .split_once('/')
+            .expect("a record is TIME/FINGERPRINT");
+        assert_eq!(at, NOW.to_string());
+        assert!(
+            print.len() == 16 && print.chars().all(|c| c.is_ascii_hexdigit()),
+            "{record}"
+        );
+    }
+}
+
+/// A patch without the decision record it writes (`add` of the annotation, or of the
+/// annotations holding it), and the record.
+pub fn split_record(patch: &Value) -> (Value, Option<String>) {
+    let key = image_arch_affinity::policy::DECISION_ANNOTATION;
+    let escaped = format!("/{}", key.replace('/', "~1"));
+    let mut record = None;
+    let mut ops = Vec::new();
+    for op in patch.as_array().into_iter().flatten() {
+        let path = op["path"].as_str().unwrap_or_default();
+        if path.ends_with(&escaped) {
+            record = op["value"].as_str().map(String::from);
+            continue;
+        }
+        let mut op = op.clone();
+        if path.ends_with("/annotations") {
+            if let Some(value) = op["value"].as_object_mut().and_then(|a| a.remove(key)) {
+                record = value.as_str().map(String::from);
+            }
+        }
+        ops.push(op);
+    }
+    (Value::Array(ops), record)
 }
 
 pub fn run_with(registry: &mut FixtureRegistry, object: &Value, settings: &Settings) -> Run {
@@ -608,6 +652,7 @@ pub fn run_subresource(
             sub_resource,
             object: object.clone(),
             old_object,
+            now: NOW,
         },
         settings,
         registry,
@@ -635,6 +680,7 @@ pub fn run_subresource(
         settings,
         registry,
         cluster,
+        NOW,
     )
     .expect("the request reads");
     let sparse_verdict = match sparse.verdict {
