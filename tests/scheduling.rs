@@ -57,7 +57,7 @@ use std::io::Write;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use common::{run_request, run_update, FixtureRegistry};
-use image_arch_affinity::policy::{self, Verdict};
+use image_arch_affinity::policy::Verdict;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use serde_json::{json, Map, Value};
@@ -1830,20 +1830,8 @@ fn check_node_aware(
     }
     prop_assert!(calls.len() <= 3, "{:?}", calls);
     counts.lists[calls.len()].set(counts.lists[calls.len()].get() + 1);
-    // The record a template keeps of its decision names the settings that made it: the two
-    // settings record alike decisions differently.
     let verdict = |run: &common::Run| match &run.decision.verdict {
         Verdict::Reject(message) => Verdict::Reject(without_setting(message)),
-        Verdict::Mutate(object) => {
-            let mut object = object.clone();
-            for template in ["/spec/template", "/spec/jobTemplate/spec/template"] {
-                let at = format!("{template}/metadata/annotations");
-                if let Some(annotations) = object.pointer_mut(&at).and_then(Value::as_object_mut) {
-                    annotations.remove(policy::DECISION_ANNOTATION);
-                }
-            }
-            Verdict::Mutate(object)
-        }
         other => other.clone(),
     };
     // With readNodes, the copies of the Pod's terms that keep Nodes without an architecture

@@ -354,7 +354,7 @@ fn workloads_and_daemon_sets_of_webassembly_images() {
         &template(Some("wasmtime-spin-v2")),
         &settings_json,
     );
-    r.assert_template_patch(json!([
+    r.assert_patch(json!([
         {"op": "add", "path": "/spec/template/metadata/annotations", "value": {"image-arch-affinity.kubewarden.io/architectures": "amd64,arm64"}},
         {"op": "add", "path": "/spec/template/spec/affinity", "value": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
             {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]}}}}

@@ -111,7 +111,7 @@ fn mutate_mode_pins_the_template_of_every_kind() {
             &workload(kind, &["multi:1", "list:1"]),
             &settings(json!({"workloadTemplates": "mutate"})),
         );
-        r.assert_template_patch(pin_template(at, &["amd64", "arm64"]));
+        r.assert_patch(pin_template(at, &["amd64", "arm64"]));
     }
 }
 
@@ -152,7 +152,7 @@ fn update_with_an_image_change_is_checked() {
         &settings(json!({"workloadTemplates": "mutate"})),
     );
     assert_eq!(r.calls.len(), 3);
-    r.assert_template_patch(pin_template("/spec/template", &["arm64"]));
+    r.assert_patch(pin_template("/spec/template", &["arm64"]));
     // A scheduling change alone is checked too.
     let mut moved = old.clone();
     moved["spec"]["template"]["spec"]["nodeSelector"] = json!({"kubernetes.io/arch": "s390x"});
@@ -255,7 +255,7 @@ fn daemonset_mutate_setting_pins_only_daemonsets() {
         &workload("DaemonSet", &["ghcr.io/org/amd64-only:1"]),
         &settings,
     );
-    r.assert_template_patch(pin_template("/spec/template", &["amd64"]));
+    r.assert_patch(pin_template("/spec/template", &["amd64"]));
     assert!(r.decision.warnings.is_empty());
     let deployment = run_request(
         &mut registry,
@@ -456,7 +456,7 @@ fn template_node_selector_picking_a_tainted_pool_gets_its_tolerations() {
         &object,
         &settings(mutate),
     );
-    r.assert_template_patch(json!([
+    r.assert_patch(json!([
         {"op": "add", "path": "/spec/template/metadata/annotations", "value": {
             "image-arch-affinity.kubewarden.io/architectures": "amd64,arm64"}},
         {"op": "add", "path": "/spec/template/spec/tolerations", "value": [
@@ -565,7 +565,7 @@ fn pinned_deployment(images: &[&str], settings_json: &Value) -> Value {
 
 #[test]
 fn a_pod_made_from_a_pinned_template_reuses_its_decision_without_a_lookup() {
-    let mutate = json!({"workloadTemplates": "mutate"});
+    let mutate = json!({"workloadTemplates": "mutate", "templateDecisionSeconds": 3600});
     let deployment = pinned_deployment(&["multi:1", "ghcr.io/org/arm64-only:1"], &mutate);
     let mut registry = FixtureRegistry::new();
     let r = run_with(
@@ -596,7 +596,7 @@ fn a_pod_made_from_a_pinned_template_reuses_its_decision_without_a_lookup() {
 
 #[test]
 fn a_pod_that_differs_from_its_pinned_template_is_decided_as_any_pod() {
-    let mutate = json!({"workloadTemplates": "mutate"});
+    let mutate = json!({"workloadTemplates": "mutate", "templateDecisionSeconds": 3600});
     let deployment = pinned_deployment(&["multi:1", "ghcr.io/org/arm64-only:1"], &mutate);
     let pod = pod_of(&deployment);
     let mut image = pod.clone();
@@ -625,7 +625,7 @@ fn a_pod_that_differs_from_its_pinned_template_is_decided_as_any_pod() {
         (&stale, &mutate, 3),
         (
             &pod,
-            &json!({"workloadTemplates": "mutate", "onLookupFailure": "reject"}),
+            &json!({"workloadTemplates": "mutate", "templateDecisionSeconds": 60}),
             3,
         ),
     ];
@@ -660,21 +660,25 @@ fn templates_under_validate_record_nothing_and_their_pods_are_looked_up() {
     );
     r.assert_patch(json!([add_annotation("arm64"), add_required(&["arm64"])]));
     assert_eq!(r.calls.len(), 3);
-    // templateDecisionSeconds: 0 records nothing under mutate either.
-    let never = json!({"workloadTemplates": "mutate", "templateDecisionSeconds": 0});
-    let r = run_request(
-        &mut FixtureRegistry::new(),
-        "Deployment",
-        "CREATE",
-        &deployment,
-        &settings(never),
-    );
-    r.assert_patch(pin_template("/spec/template", &["arm64"]));
+    // Under mutate, templateDecisionSeconds (0 unless set) decides whether a record is written.
+    let mutate = |seconds: u64| {
+        let settings_json =
+            json!({"workloadTemplates": "mutate", "templateDecisionSeconds": seconds});
+        run_request(
+            &mut FixtureRegistry::new(),
+            "Deployment",
+            "CREATE",
+            &deployment,
+            &settings(settings_json),
+        )
+    };
+    mutate(0).assert_patch(pin_template("/spec/template", &["arm64"]));
+    mutate(3600).assert_template_patch(pin_template("/spec/template", &["arm64"]));
 }
 
 #[test]
 fn a_template_decided_unchanged_renews_the_record_it_carries() {
-    let mutate = json!({"workloadTemplates": "mutate"});
+    let mutate = json!({"workloadTemplates": "mutate", "templateDecisionSeconds": 3600});
     let old = pinned_deployment(&["multi:1", "ghcr.io/org/arm64-only:1"], &mutate);
     // A new tag of the same architectures: the pin stands, the record follows the images.
     let mut new = old.clone();

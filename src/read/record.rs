@@ -126,6 +126,13 @@ mod tests {
         })
     }
 
+    fn hour() -> Settings {
+        Settings {
+            template_decision_seconds: 3600,
+            ..Settings::default()
+        }
+    }
+
     fn with_record(mut pod: Value, record: String) -> Value {
         pod["metadata"]["annotations"][DECISION_ANNOTATION] = json!(record);
         pod
@@ -133,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_pod_made_from_the_template_reuses_its_record_while_it_is_young() {
-        let settings = Settings::default();
+        let settings = hour();
         let record = record(&template(), &settings, 1_000);
         assert_eq!(record.len(), "1000/".len() + 16);
         // The Pod as the API server made it: empty fields dropped, its own tolerations added.
@@ -154,7 +161,7 @@ mod tests {
 
     #[test]
     fn any_difference_in_what_decides_is_not_reused() {
-        let settings = Settings::default();
+        let settings = hour();
         let record = record(&template(), &settings, 1_000);
         let pod = with_record(template(), record.clone());
         assert!(reusable(&pod, &settings, 1_001));
@@ -188,7 +195,7 @@ mod tests {
         assert!(!reusable(&sidecar, &settings, 1_001));
         let other = Settings {
             read_nodes: true,
-            ..Settings::default()
+            ..hour()
         };
         assert!(!reusable(&pod, &other, 1_001));
         for broken in ["", "1000", "x/y", &format!("1000/{}", "0".repeat(16))] {

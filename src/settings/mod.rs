@@ -96,9 +96,9 @@ impl Default for Settings {
 pub const DEFAULT_PREFERRED_WEIGHT: i64 = 50;
 /// Three quarters of policy-server's default evaluation time limit (2 s).
 pub const DEFAULT_LOOKUP_BUDGET_MILLISECONDS: u64 = 1500;
-/// One hour: a tag pushed again with other platforms reaches new Pods of a decided template
-/// within the hour.
-pub const DEFAULT_TEMPLATE_DECISION_SECONDS: u64 = 3600;
+/// Never, unless the operator says: a decision reused is not looked up again, and a tag pushed
+/// again with other platforms reaches the Pods only after it.
+pub const DEFAULT_TEMPLATE_DECISION_SECONDS: u64 = 0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
