@@ -11,7 +11,7 @@ export KWCTL POLICY_SERVER
 
 # The suites both hosts run (e2e/host.bash picks the host), those that run no host (once), and
 # those needing policy-server.
-both=(e2e.bats e2e/faults.bats e2e/nodes.bats e2e/untrusted.bats e2e/webassembly.bats e2e/volumes.bats e2e/release.bats)
+both=(e2e.bats e2e/faults.bats e2e/quotas.bats e2e/nodes.bats e2e/untrusted.bats e2e/webassembly.bats e2e/volumes.bats e2e/release.bats)
 once=(e2e/registry.bats e2e/artifacthub.bats e2e/lint.bats)
 # publish.bats needs kwctl (push, pull, inspect, scaffold), and policy-server for one case, which
 # it skips without it.
