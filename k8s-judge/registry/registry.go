@@ -49,6 +49,13 @@ type Registry struct {
 	Sources string
 	// Catalog is every pushed image by `repository:tag`.
 	Catalog map[string]Image
+	cmd     *exec.Cmd
+}
+
+// Stop stops the registry before the test ends: every request after it fails.
+func (r *Registry) Stop() {
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
 }
 
 // Ref is the reference of the catalog image `repository:tag` in this registry.
@@ -115,7 +122,7 @@ http:
 	if err != nil {
 		t.Fatalf("catalog: %v", err)
 	}
-	r := &Registry{Addr: addr, Sources: filepath.Join(dir, "sources.yml"), Catalog: map[string]Image{}}
+	r := &Registry{Addr: addr, Sources: filepath.Join(dir, "sources.yml"), Catalog: map[string]Image{}, cmd: cmd}
 	for _, image := range images {
 		r.Catalog[image.Image] = image
 	}

@@ -37,6 +37,7 @@ type Settings struct {
 	AutoscaledArchitectures     []AutoscaledPools          `json:"autoscaledArchitectures,omitempty"`
 	PinWindowsBuild             bool                       `json:"pinWindowsBuild,omitempty"`
 	WasmRuntimeClasses          []string                   `json:"wasmRuntimeClasses,omitempty"`
+	TemplateDecisionSeconds     int64                      `json:"templateDecisionSeconds,omitempty"`
 }
 
 // ImagePlatforms configures the platforms of the images matching Image (`*` matches any
