@@ -524,6 +524,8 @@ fn a_daemon_set_of_an_os_cluster_operating_systems_does_not_list_is_warned_not_r
 
 // ---- the decision a template records for its Pods ----
 
+const DECISION: &str = image_arch_affinity::policy::DECISION_ANNOTATION;
+
 /// The Pod the ReplicaSet controller makes from the Deployment `deployment`'s template, as the
 /// API server hands it to the policy: its own tolerations added (DefaultTolerationSeconds).
 fn pod_of(deployment: &Value) -> Value {
@@ -611,8 +613,7 @@ fn a_pod_that_differs_from_its_pinned_template_is_decided_as_any_pod() {
     let mut bound = pod.clone();
     bound["spec"]["nodeName"] = json!("node-1");
     let mut stale = pod.clone();
-    let record =
-        &mut stale["metadata"]["annotations"][image_arch_affinity::policy::DECISION_ANNOTATION];
+    let record = &mut stale["metadata"]["annotations"][DECISION];
     let (at, print) = record.as_str().unwrap().split_once('/').unwrap();
     *record = json!(format!("{}/{print}", at.parse::<u64>().unwrap() - 3600));
     let cases = [
@@ -679,46 +680,40 @@ fn templates_under_validate_record_nothing_and_their_pods_are_looked_up() {
 #[test]
 fn a_template_decided_unchanged_renews_the_record_it_carries() {
     let mutate = json!({"workloadTemplates": "mutate", "templateDecisionSeconds": 3600});
+    // A new tag of the same architectures in `old`'s template: the pin stands.
+    let new_tag = |old: &Value| {
+        let mut new = old.clone();
+        new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("list:1");
+        let r = run_update(
+            &mut FixtureRegistry::new(),
+            "Deployment",
+            "UPDATE",
+            &new,
+            old,
+            &settings(mutate.clone()),
+        );
+        (new, r)
+    };
     let old = pinned_deployment(&["multi:1", "ghcr.io/org/arm64-only:1"], &mutate);
-    // A new tag of the same architectures: the pin stands, the record follows the images.
-    let mut new = old.clone();
-    new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("list:1");
-    let r = run_update(
-        &mut FixtureRegistry::new(),
-        "Deployment",
-        "UPDATE",
-        &new,
-        &old,
-        &settings(mutate.clone()),
-    );
+    let (new, r) = new_tag(&old);
+    // The record follows the images.
     let (patch, record) = split_record(r.patch.as_ref().expect("the record is renewed"));
     assert_eq!(patch, json!([]));
-    assert!(record.is_some());
+    let before = &old["spec"]["template"]["metadata"]["annotations"][DECISION];
+    assert!(record.is_some() && record.as_deref() != before.as_str());
     let renewed = apply(&new, r.patch.as_ref().unwrap());
     let pod = run_with(
         &mut FixtureRegistry::new(),
         &pod_of(&renewed),
         &settings(mutate.clone()),
     );
-    assert_eq!(
-        (pod.decision.verdict.clone(), pod.calls.len()),
-        (image_arch_affinity::policy::Verdict::Accept, 0)
-    );
+    pod.assert_accepted_unchanged();
+    assert_eq!(pod.calls, Vec::<String>::new());
     // A template pinned without a record, decided unchanged, is left as it is.
     let mut plain = old.clone();
-    let annotations = plain["spec"]["template"]["metadata"]["annotations"]
+    plain["spec"]["template"]["metadata"]["annotations"]
         .as_object_mut()
-        .unwrap();
-    annotations.remove(image_arch_affinity::policy::DECISION_ANNOTATION);
-    let mut new = plain.clone();
-    new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("list:1");
-    let r = run_update(
-        &mut FixtureRegistry::new(),
-        "Deployment",
-        "UPDATE",
-        &new,
-        &plain,
-        &settings(mutate),
-    );
-    r.assert_accepted_unchanged();
+        .unwrap()
+        .remove(DECISION);
+    new_tag(&plain).1.assert_accepted_unchanged();
 }

@@ -212,11 +212,7 @@ func TestPolicyInAControlPlane(t *testing.T) {
 	report.Line("k8s-e2e", "settings %s", settingsJSON)
 	server := serve(t, p, reg, cp, policy)
 	defer server.Close()
-	configuration := policy.Configuration(server.URL(policy), server.CABundle())
-	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitForWebhook(ctx, t, cp, reg, "gen/linux-arm64:1.0", "arm64")
+	configuration := register(ctx, t, cp, reg, server, policy, "gen/linux-arm64:1.0", "arm64")
 	report.Line("k8s-e2e", "control plane, registry and webhook ready in %v", time.Since(started).Round(time.Second))
 
 	hook := configuration.Webhooks[0].Name
@@ -392,6 +388,18 @@ func webhookDown(ctx context.Context, t *testing.T, cp *controlplane.ControlPlan
 
 // pinAnnotation records what the policy computed.
 const pinAnnotation = "image-arch-affinity.kubewarden.io/architectures"
+
+// register makes the API server call server for policy (the configuration Kubewarden's controller
+// writes for it) and waits until it does (waitForWebhook: a probe Pod of image pinned to want).
+func register(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, reg *registry.Registry, server webhook.Server,
+	policy *webhook.ClusterAdmissionPolicy, image, want string) *admissionregistrationv1.MutatingWebhookConfiguration {
+	configuration := policy.Configuration(server.URL(policy), server.CABundle())
+	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForWebhook(ctx, t, cp, reg, image, want)
+	return configuration
+}
 
 // waitForWebhook waits until the API server calls the webhook (it reads configurations from an
 // informer): a dry-run Pod of image comes back pinned to want.

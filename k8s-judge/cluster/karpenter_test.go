@@ -101,11 +101,7 @@ func TestKarpenterInAControlPlane(t *testing.T) {
 	report.Line("k8s-e2e-karpenter", "settings %s; NodePools %v (seed %d)", settingsJSON, names, seed)
 	server := serve(t, p, reg, cp, policy)
 	defer server.Close()
-	configuration := policy.Configuration(server.URL(policy), server.CABundle())
-	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitForWebhook(ctx, t, cp, reg, "gen/linux-amd64:1.0", "amd64")
+	configuration := register(ctx, t, cp, reg, server, policy, "gen/linux-amd64:1.0", "amd64")
 	report.Line("k8s-e2e-karpenter", "control plane, Karpenter's CRDs, registry and webhook ready in %v", time.Since(started).Round(time.Second))
 	hook := configuration.Webhooks[0].Name
 	failedBefore, err := cp.WebhookFailures(ctx, hook)

@@ -52,11 +52,7 @@ func TestTemplateDecisionsInAControlPlane(t *testing.T) {
 	policy.Spec.Settings.OnLookupFailure = "reject"
 	server := serve(t, p, reg, cp, policy)
 	defer server.Close()
-	configuration := policy.Configuration(server.URL(policy), server.CABundle())
-	if _, err := cp.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, configuration, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitForWebhook(ctx, t, cp, reg, "gen/linux-arm64:1.0", "arm64")
+	register(ctx, t, cp, reg, server, policy, "gen/linux-arm64:1.0", "arm64")
 
 	deployments := cp.Client.AppsV1().Deployments("default")
 	created, err := deployments.Create(ctx, decisionDeployment(reg, decisionImages), metav1.CreateOptions{})
