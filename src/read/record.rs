@@ -14,7 +14,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::read::pod::{ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION};
 use crate::settings::Settings;
@@ -47,64 +47,83 @@ pub fn recorded(pod: &Value) -> Option<&str> {
 /// A fingerprint of what decides `pod` (see the module's header).
 fn fingerprint(pod: &Value, settings: &Settings) -> u64 {
     let spec = &pod["spec"];
-    let images = |kind: &str| {
-        let list = spec[kind].as_array().map(Vec::as_slice).unwrap_or_default();
-        list.iter().map(|c| c["image"].clone()).collect::<Vec<_>>()
-    };
-    let volumes = spec["volumes"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
     let annotations = &pod["metadata"]["annotations"];
-    let inputs = json!({
-        "policy": env!("CARGO_PKG_VERSION"),
-        "settings": format!("{settings:?}"),
-        "containers": images("containers"),
-        "initContainers": images("initContainers"),
-        "ephemeralContainers": images("ephemeralContainers"),
-        "volumes": volumes.iter().map(|v| v["image"]["reference"].clone()).collect::<Vec<_>>(),
-        "nodeName": spec["nodeName"],
-        "nodeSelector": spec["nodeSelector"],
-        "nodeAffinity": spec["affinity"]["nodeAffinity"],
-        "os": spec["os"],
-        "runtimeClassName": spec["runtimeClassName"],
-        "schedulingGates": spec["schedulingGates"],
-        "architectures": annotations[ARCHITECTURES_ANNOTATION],
-        "preferred": annotations[PREFERRED_ANNOTATION],
-    });
-    let mut hasher = DefaultHasher::new();
-    canonical(inputs).to_string().hash(&mut hasher);
-    hasher.finish()
+    let mut print = Print(DefaultHasher::new());
+    print.text(env!("CARGO_PKG_VERSION"));
+    settings.hash(&mut print.0);
+    for (kind, image) in [
+        ("containers", "/image"),
+        ("initContainers", "/image"),
+        ("ephemeralContainers", "/image"),
+        ("volumes", "/image/reference"),
+    ] {
+        print.text(kind);
+        for item in spec[kind].as_array().into_iter().flatten() {
+            print.value(item.pointer(image).unwrap_or(&Value::Null));
+        }
+    }
+    for field in [
+        "nodeName",
+        "nodeSelector",
+        "os",
+        "runtimeClassName",
+        "schedulingGates",
+    ] {
+        print.text(field);
+        print.value(&spec[field]);
+    }
+    print.text("nodeAffinity");
+    print.value(&spec["affinity"]["nodeAffinity"]);
+    for annotation in [ARCHITECTURES_ANNOTATION, PREFERRED_ANNOTATION] {
+        print.text(annotation);
+        print.value(&annotations[annotation]);
+    }
+    print.0.finish()
 }
 
-/// `value` without what the API server drops when it stores an object (null, empty lists and
-/// objects: `omitempty`), so that a template as the policy wrote it and a Pod made from it
-/// read alike. Keys are sorted (serde_json's map).
-fn canonical(value: Value) -> Value {
-    match value {
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(canonical)
-                .filter(|v| !empty(v))
-                .collect(),
-        ),
-        Value::Object(fields) => Value::Object(
-            fields
-                .into_iter()
-                .map(|(k, v)| (k, canonical(v)))
-                .filter(|(_, v)| !empty(v))
-                .collect::<Map<_, _>>(),
-        ),
-        other => other,
+/// A fingerprint being taken: each value as JSON without what the API server drops when it
+/// stores an object (null, empty lists and objects: `omitempty`), so that a template as the
+/// policy wrote it and a Pod made from it read alike; keys in order (serde_json's sorted map).
+struct Print(DefaultHasher);
+
+impl Print {
+    fn text(&mut self, text: &str) {
+        self.0.write_usize(text.len());
+        self.0.write(text.as_bytes());
+    }
+
+    fn value(&mut self, value: &Value) {
+        if void(value) {
+            return;
+        }
+        match value {
+            Value::Array(items) => {
+                self.0.write_u8(b'[');
+                for item in items {
+                    self.value(item);
+                }
+                self.0.write_u8(b']');
+            }
+            Value::Object(fields) => {
+                self.0.write_u8(b'{');
+                for (key, field) in fields.iter().filter(|(_, field)| !void(field)) {
+                    self.text(key);
+                    self.value(field);
+                }
+                self.0.write_u8(b'}');
+            }
+            Value::String(text) => self.text(text),
+            other => self.text(&other.to_string()),
+        }
     }
 }
 
-fn empty(value: &Value) -> bool {
+/// Whether `value` is nothing once stored: null, or a list or object of nothing.
+fn void(value: &Value) -> bool {
     match value {
         Value::Null => true,
-        Value::Array(items) => items.is_empty(),
-        Value::Object(fields) => fields.is_empty(),
+        Value::Array(items) => items.iter().all(void),
+        Value::Object(fields) => fields.values().all(void),
         _ => false,
     }
 }
@@ -112,6 +131,7 @@ fn empty(value: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn template() -> Value {
         json!({

@@ -12,7 +12,7 @@ use crate::platform::Architectures;
 pub mod names;
 mod validate;
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Settings {
     /// The OS whose platforms count when the Pod does not choose one.
@@ -100,7 +100,7 @@ pub const DEFAULT_LOOKUP_BUDGET_MILLISECONDS: u64 = 1500;
 /// again with other platforms reaches the Pods only after it.
 pub const DEFAULT_TEMPLATE_DECISION_SECONDS: u64 = 0;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum OnNoCommonArchitecture {
     #[default]
@@ -108,7 +108,7 @@ pub enum OnNoCommonArchitecture {
     Accept,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum OnLookupFailure {
     #[default]
@@ -117,7 +117,7 @@ pub enum OnLookupFailure {
     Reject,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum TemplateMode {
     /// Accept or reject the workload, never change it (GitOps tools see no drift).
@@ -128,7 +128,7 @@ pub enum TemplateMode {
 }
 
 /// An architecture to prefer, and the weight (1..100) of its preferred node affinity term.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WeightedArchitecture {
     pub architecture: String,
@@ -136,7 +136,7 @@ pub struct WeightedArchitecture {
 }
 
 /// Node pools of one OS that autoscalers create from zero nodes.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AutoscaledPools {
     /// A `kubernetes.io/os` value.
@@ -145,7 +145,7 @@ pub struct AutoscaledPools {
     pub architectures: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ImagePlatforms {
     /// Image reference pattern; `*` matches any characters.
@@ -157,7 +157,7 @@ pub struct ImagePlatforms {
 }
 
 /// A Kubernetes toleration, as written in the settings and added to Pods.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Toleration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
