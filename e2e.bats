@@ -229,7 +229,7 @@ evaluate() {
   refused '{"readNodes":true,"clusterOperatingSystems":["linux","windows"]}' \
     "clusterOperatingSystems and readNodes: true exclude each other: readNodes reads the operating systems from the cluster's Nodes (and autoscaledArchitectures)"
   refused '{"onLookupFailur":"accept"}' \
-    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `clusterOperatingSystems`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `preferredArchitectures`, `fallbackArchitectures`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild`, `wasmRuntimeClasses` at line 1 column 17'
+    'invalid settings: unknown field `onLookupFailur`, expected one of `defaultOperatingSystem`, `schedulableArchitectures`, `clusterOperatingSystems`, `onNoCommonArchitecture`, `onLookupFailure`, `registryMirrors`, `imagePlatforms`, `preferredArchitecture`, `preferredArchitectureWeight`, `preferredArchitectures`, `fallbackArchitectures`, `architectureTolerations`, `matchNodeLabels`, `workloadTemplates`, `daemonSetTemplates`, `lookupBudgetMilliseconds`, `readNodes`, `autoscaledArchitectures`, `pinWindowsBuild`, `wasmRuntimeClasses`, `templateDecisionSeconds` at line 1 column 17'
 }
 
 @test "index entries without an os field: the host cannot parse the index, a lookup failure" {
