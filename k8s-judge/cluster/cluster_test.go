@@ -511,13 +511,6 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 			n.bound++
 			node := byName[pod.Spec.NodeName]
 			nodeOS := node.Labels["kubernetes.io/os"]
-			if nodeOS == "windows" && node.Labels["node.kubernetes.io/windows-build"] == "" && !c.RunsOn(node) && c.RunsOnSomeBuild(node) {
-				// A Windows Node that reports no OS build: kwok's (the Nodes Karpenter launches
-				// here); a kubelet always sets it. Whether the images' builds run there cannot be
-				// told. Counted.
-				n.noBuild++
-				continue
-			}
 			// A DaemonSet's Pod (readNodes) is checked against the Node it targets, whatever
 			// its OS: it must run its images there (below).
 			if nodeOS != c.OS() && c.Kind != "DaemonSet" {
@@ -581,8 +574,8 @@ func judge(t *testing.T, cp *controlplane.ControlPlane, cases map[string]*proper
 				pod.Name, c.Kind, owner(pod), unschedulable(pod), node.Name, node.Labels["kubernetes.io/os"], node.Labels["kubernetes.io/arch"], affinity(pod))
 		}
 	}
-	report.Line("k8s-e2e", "Nodes %d; objects created %d; Pods %d (decided for both OSes: %d): bound %d (on a Node of another OS than the policy placed them for: %d, failures; stating no OS, on a Node of another OS than defaultOperatingSystem that runs their images: %d; of Pods it pins nothing of, images that run anywhere or none looked up: %d, of them on a Node of another OS than their spec.os: %d), pending %d (only a Node of another OS runs it: %d; only Nodes Karpenter launched later for other Pods, whose provisioner ignores the Pod: %d), pinned to architectures by the policy %d, to their OS %d; DaemonSet Pods without readNodes (accepted unchanged, not judged): %d; bound to a Windows Node that reports no OS build (kwok's), which runs their images but for the build (not judged): %d",
-		n.nodes, n.created, n.pods, n.severalOSes, n.bound, n.otherOS, n.otherOSRuns, n.otherOSUnpinned, n.specOSUnpinned, n.pending, n.pendingOtherOS, n.pendingNotFor, n.pinned, n.osPinned, n.daemonSetUnread, n.noBuild)
+	report.Line("k8s-e2e", "Nodes %d; objects created %d; Pods %d (decided for both OSes: %d): bound %d (on a Node of another OS than the policy placed them for: %d, failures; stating no OS, on a Node of another OS than defaultOperatingSystem that runs their images: %d; of Pods it pins nothing of, images that run anywhere or none looked up: %d, of them on a Node of another OS than their spec.os: %d), pending %d (only a Node of another OS runs it: %d; only Nodes Karpenter launched later for other Pods, whose provisioner ignores the Pod: %d), pinned to architectures by the policy %d, to their OS %d; DaemonSet Pods without readNodes (accepted unchanged, not judged): %d",
+		n.nodes, n.created, n.pods, n.severalOSes, n.bound, n.otherOS, n.otherOSRuns, n.otherOSUnpinned, n.specOSUnpinned, n.pending, n.pendingOtherOS, n.pendingNotFor, n.pinned, n.osPinned, n.daemonSetUnread)
 	return n
 }
 
@@ -853,9 +846,6 @@ type counts struct {
 	nodes, pods, bound, pending, pinned        int
 	osPinned, otherOS, otherOSUnpinned         int
 	pendingOtherOS, daemonSetUnread            int
-	// noBuild: Pods bound to a Windows Node that reports no OS build (kwok's), which runs
-	// their images but for the build.
-	noBuild int
 	// pendingNotFor: Pending Pods only Nodes notFor leaves out admit and run (judge).
 	pendingNotFor int
 	// otherOSRuns: Pods that state no OS bound to a Node of another OS than

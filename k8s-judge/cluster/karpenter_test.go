@@ -216,7 +216,18 @@ func provision(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane,
 		}
 		launched = append(launched, more...)
 		if round == 20 {
-			t.Fatalf("Karpenter still launches Nodes after %d passes (%d launched)", round, len(launched))
+			var pending, last []string
+			for i := range pods {
+				if pods[i].Spec.NodeName == "" {
+					pending = append(pending, fmt.Sprintf("%s (%s; %s)", pods[i].Name, unschedulable(&pods[i]), affinity(&pods[i])))
+				}
+			}
+			for _, l := range more {
+				last = append(last, fmt.Sprintf("%s from NodePool %s (%s, labels %v, taints %v) for %v",
+					l.Node.Name, l.NodePool, karpenter.Platform(l.Node.Labels), l.Node.Labels, l.Node.Spec.Taints, l.Pods))
+			}
+			t.Fatalf("Karpenter still launches Nodes after %d passes (%d launched; the last pass: %s); Pending: %s",
+				round, len(launched), strings.Join(last, ", "), strings.Join(pending, "; "))
 		}
 	}
 }

@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/events"
 	"sigs.k8s.io/karpenter/pkg/operator/options"
+	karpscheduling "sigs.k8s.io/karpenter/pkg/scheduling"
 	"sigs.k8s.io/karpenter/pkg/state/virtualpods"
 	"sigs.k8s.io/karpenter/pkg/test"
 )
@@ -135,7 +136,7 @@ func New(ctx context.Context, config *rest.Config) (*Env, error) {
 		return nil, err
 	}
 	clk := clock.RealClock{}
-	kl := &kubelet{Client: c, claims: map[string][]corev1.Taint{}}
+	kl := &kubelet{Client: c, claims: map[string]launch{}}
 	cloud := kwok.NewCloudProvider(ctx, kl, its)
 	cluster := state.NewCluster(clk, c, cloud)
 	prov := provisioning.NewProvisioner(c, events.NewRecorder(&record.FakeRecorder{}), cloud, cluster, clk,
@@ -159,7 +160,10 @@ func New(ctx context.Context, config *rest.Config) (*Env, error) {
 // beta.kubernetes.io/arch beside the stable labels the kwok provider copies from the NodeClaim
 // (the kubelet's initialNode, pkg/kubelet/kubelet_node_status.go), and with its NodeClaim's
 // taints and startup taints beside Karpenter's unregistered taint (the kubelet's
-// --register-with-taints). The scheduler sees a Node from its creation: created without them, a
+// --register-with-taints), and a Windows Node with node.kubernetes.io/windows-build, which a
+// Windows kubelet always sets (getOSSpecificLabels, kubelet_node_status_windows.go): the build
+// its NodeClaim's requirements admit, as a provider honouring them boots (windowsBuild). The
+// scheduler sees a Node from its creation: created without them, a
 // Pod tolerating every taint was bound through beta.kubernetes.io/arch DoesNotExist to a Node
 // that runs none of its images before register labelled it (CI's
 // K8S_E2E_SEED=10010806049364187041, now and then); never labelled, an over-refusal was judged
@@ -167,9 +171,8 @@ func New(ctx context.Context, config *rest.Config) (*Env, error) {
 type kubelet struct {
 	client.Client
 	mu sync.Mutex
-	// claims are the taints of the NodeClaims being launched (its taints and startup taints),
-	// by name.
-	claims map[string][]corev1.Taint
+	// claims are the NodeClaims being launched, by name.
+	claims map[string]launch
 	// err is the last error of a Node's creation (the kwok provider only logs it).
 	err error
 }
@@ -188,13 +191,16 @@ func (k *kubelet) Create(ctx context.Context, obj client.Object, opts ...client.
 
 func (k *kubelet) create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	if node, ok := obj.(*corev1.Node); ok && IsKwok(node) {
-		taints, err := k.claimTaints(node.Name)
+		claim, err := k.claim(node.Name)
 		if err != nil {
 			return err
 		}
 		node.Labels[kubeletapis.LabelOS] = node.Labels[corev1.LabelOSStable]
 		node.Labels[kubeletapis.LabelArch] = node.Labels[corev1.LabelArchStable]
-		for _, taint := range taints {
+		if node.Labels[corev1.LabelOSStable] == string(corev1.Windows) && node.Labels[corev1.LabelWindowsBuild] == "" {
+			node.Labels[corev1.LabelWindowsBuild] = claim.build
+		}
+		for _, taint := range claim.taints {
 			if !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) }) {
 				node.Spec.Taints = append(node.Spec.Taints, taint)
 			}
@@ -203,13 +209,42 @@ func (k *kubelet) create(ctx context.Context, obj client.Object, opts ...client.
 	return k.Client.Create(ctx, obj, opts...)
 }
 
-// launching records claim's taints until done: the kwok provider names its Node
+// launch is what the kubelet of a NodeClaim's Node registers: the NodeClaim's taints and
+// startup taints, and the Windows build it boots.
+type launch struct {
+	taints []corev1.Taint
+	build  string
+}
+
+// launching records claim's launch until done: the kwok provider names its Node
 // "kwok-<NodeClaim>-...".
 func (k *kubelet) launching(claim *karpv1.NodeClaim) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.claims[claim.Name] = registeredTaints(claim)
+	k.claims[claim.Name] = launch{taints: registeredTaints(claim), build: windowsBuild(claim)}
 	k.err = nil
+}
+
+// DefaultWindowsBuild is the build of the Windows Nodes Karpenter launches where their NodeClaim
+// names none (Windows Server 2022, as the cluster test's Windows Nodes).
+const DefaultWindowsBuild = "10.0.20348"
+
+// windowsBuild is the Windows build claim's Node boots: DefaultWindowsBuild where claim's
+// requirements admit it, else the first build they admit. The kwok provider boots no OS; a
+// provider that does (AWS's, by the AMI family) boots one the NodeClaim's requirements admit,
+// Karpenter's contract with it (a node.kubernetes.io/windows-build In of several values is
+// not a label the kwok provider copies).
+func windowsBuild(claim *karpv1.NodeClaim) string {
+	requirements := karpscheduling.NewNodeSelectorRequirementsWithMinValues(claim.Spec.Requirements...)
+	build := requirements.Get(corev1.LabelWindowsBuild)
+	if build.Has(DefaultWindowsBuild) {
+		return DefaultWindowsBuild
+	}
+	if values := build.Values(); len(values) > 0 {
+		slices.Sort(values)
+		return values[0]
+	}
+	return DefaultWindowsBuild
 }
 
 func (k *kubelet) done(claim string) {
@@ -237,15 +272,15 @@ func registeredTaints(claim *karpv1.NodeClaim) []corev1.Taint {
 	return taints
 }
 
-func (k *kubelet) claimTaints(node string) ([]corev1.Taint, error) {
+func (k *kubelet) claim(node string) (launch, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for name, taints := range k.claims {
+	for name, claim := range k.claims {
 		if strings.HasPrefix(node, "kwok-"+name+"-") {
-			return slices.Clone(taints), nil
+			return launch{taints: slices.Clone(claim.taints), build: claim.build}, nil
 		}
 	}
-	return nil, fmt.Errorf("the kwok provider creates Node %s for no NodeClaim being launched", node)
+	return launch{}, fmt.Errorf("the kwok provider creates Node %s for no NodeClaim being launched", node)
 }
 
 // Pool is a NodePool of the harness's: its template's requirements, labels and taints, whether
@@ -452,6 +487,8 @@ type Launched struct {
 	NodeClaim string
 	NodePool  string
 	Node      *corev1.Node
+	// Pods are the namespace/name of the Pods Karpenter launched it for.
+	Pods []string
 }
 
 // Provision is one pass of Karpenter's provisioner: Provisioner.Schedule over the Pods the
@@ -474,7 +511,7 @@ func (e *Env) Provision() ([]Launched, map[*corev1.Pod]error, error) {
 		return nil, nil, fmt.Errorf("create NodeClaims: %w", err)
 	}
 	var launched []Launched
-	for _, name := range names {
+	for i, name := range names {
 		if name == "" {
 			continue
 		}
@@ -493,7 +530,11 @@ func (e *Env) Provision() ([]Launched, map[*corev1.Pod]error, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		launched = append(launched, Launched{NodeClaim: name, NodePool: claim.Labels[karpv1.NodePoolLabelKey], Node: node})
+		var pods []string
+		for _, pod := range results.NewNodeClaims[i].Pods {
+			pods = append(pods, pod.Namespace+"/"+pod.Name)
+		}
+		launched = append(launched, Launched{NodeClaim: name, NodePool: claim.Labels[karpv1.NodePoolLabelKey], Node: node, Pods: pods})
 	}
 	return launched, results.PodErrors, nil
 }

@@ -521,12 +521,6 @@ func (c *Case) RunsOn(node *v1.Node) bool {
 	return runsAll(c.known(), node, c.builds())
 }
 
-// RunsOnSomeBuild says whether c's Pod runs on node but for the Windows builds, compared with
-// none.
-func (c *Case) RunsOnSomeBuild(node *v1.Node) bool {
-	return runsAll(c.known(), node, false)
-}
-
 // OS is the OS of the nodes c's Pod runs on, as the policy takes it when it takes one: its
 // choice, else the one OS its terms admit, else defaultOperatingSystem (see OSes).
 func (c *Case) OS() string { return podOS(c, c.Template) }

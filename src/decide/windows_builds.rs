@@ -103,7 +103,7 @@ pub(super) fn windows_builds(
 #[derive(Debug, Clone, PartialEq)]
 pub enum Builds {
     /// Every Windows Node of the Pod's architectures reports one of the images' builds (or there
-    /// is none): no build pin is needed.
+    /// is none), and no pool of them may bring more: no build pin is needed.
     Covered,
     /// Some report another build (or none): pin to these, the images' builds that some Node
     /// reports (all of them when an autoscaled pool of the Pod's architectures may bring more).
@@ -145,11 +145,12 @@ pub fn windows_builds_of_nodes(
                 .is_none_or(|build| !builds.contains(build))
         })
         .collect();
-    if others.is_empty() {
-        return Builds::Covered;
-    }
+    // A pool of the Pod's architectures may bring nodes of any build, whatever the Nodes report.
     if architectures.intersection(autoscaled).next().is_some() {
         return Builds::Pin(builds.clone());
+    }
+    if others.is_empty() {
+        return Builds::Covered;
     }
     let found: Architectures = of_pod
         .iter()
