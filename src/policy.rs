@@ -132,7 +132,8 @@ pub fn evaluate(
             // An image swapped in, or an ephemeral container added (`kubectl debug`).
             "UPDATE" => {
                 let new = pod::new_images(&request.object, request.old_object);
-                decide::update(&pod, &new, settings, registry, cluster)
+                let ran = pod::started_images(request.old_object);
+                decide::update(&pod, &new, &ran, settings, registry, cluster)
             }
             _ => return Decision::accept(Vec::new()),
         }

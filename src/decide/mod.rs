@@ -83,13 +83,15 @@ pub fn create(
 /// After admission: a Pod UPDATE (an image swapped in, `kubectl debug`'s ephemeral container
 /// through `pods/ephemeralcontainers`). Only the images the old Pod did not run (`new`) are
 /// looked up, and judged against where the Pod is or may go: the Node it is bound to, read by
-/// name with `readNodes`, else the platforms its own constraints admit in the settings' cluster.
-/// No new image: accepted unchanged, without a host call. A Pod with scheduling gates is pinned
+/// name with `readNodes`, else the platforms its own constraints admit in the settings' cluster
+/// and its other images run on (a bound Pod's: those the kubelet has shown to run, `ran`). No
+/// new image: accepted unchanged, without a host call. A Pod with scheduling gates is pinned
 /// as on CREATE where the pin only narrows its node affinity (what the API server allows for
 /// it); no other UPDATE is edited.
 pub fn update(
     pod: &Pod,
     new: &[PodImage],
+    ran: &[PodImage],
     settings: &Settings,
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
@@ -114,7 +116,7 @@ pub fn update(
             _ => return pinned,
         }
     }
-    let running = running::running(pod, new, &resolved, settings, registry);
+    let running = running::running(pod, new, ran, &resolved, settings, registry);
     decide(
         pod,
         after,

@@ -1,5 +1,9 @@
-//! After admission, where a Pod can be is bounded by the images it already runs: its node runs
-//! each of them (a Pod not yet placed will be placed where they run, or fail). So an image swap
+//! After admission, where a Pod can be is bounded by the images it runs. A bound Pod's, by those
+//! the kubelet has shown to run there (`pod::started_images` of the Pod before the update:
+//! containers that started, the ones a swap replaces too); one whose containers never started
+//! bounds nothing: it may have been admitted where its images do not run (a DaemonSet's, one
+//! created bound). A Pod not yet placed, by its images but the new ones: it will be placed where
+//! they run, or fail whatever the new ones run on. So an image swap
 //! or `kubectl debug` is judged against the platforms those images run on too, not only those
 //! its constraints and the cluster allow. They are looked up only where that can change the
 //! answer: not where the new images run on every platform the settings allow, nor where they
@@ -31,12 +35,14 @@ impl Running {
     }
 }
 
-/// What the images the Pod already runs (its images but `new`) run on, where the new ones
-/// (`resolved`) do not run on every platform the settings allow; `None` where they do, or where
-/// nothing is known of the others (none constrains, none could be looked up).
+/// What the images the Pod runs run on (a bound Pod's: those it has run on its node, `ran`;
+/// else its images but `new`), where the new ones (`resolved`) do not run on every platform the
+/// settings allow; `None` where they do, or where nothing is known of the others (none ran, none
+/// constrains, none could be looked up).
 pub fn running(
     pod: &Pod,
     new: &[PodImage],
+    ran: &[PodImage],
     resolved: &[ImagePlatforms],
     settings: &Settings,
     registry: &mut dyn Registry,
@@ -49,12 +55,15 @@ pub fn running(
     {
         return None;
     }
-    let before: Vec<PodImage> = pod
-        .images
-        .iter()
-        .filter(|image| !new.iter().any(|n| n.reference == image.reference))
-        .copied()
-        .collect();
+    let before: Vec<PodImage> = match pod.bound_node {
+        Some(_) => ran.to_vec(),
+        None => pod
+            .images
+            .iter()
+            .filter(|image| !new.iter().any(|n| n.reference == image.reference))
+            .copied()
+            .collect(),
+    };
     if before.is_empty() {
         return None;
     }

@@ -1,7 +1,7 @@
 //! Reading an admission object sparsely and writing it back. The decision only reads (and edits) a
 //! few fields of a Pod: its images, scheduling fields and some metadata. Those are parsed into a
-//! `serde_json::Value` (the *view*); everything else (env, volumes, probes, managedFields, status,
-//! fields this policy has never heard of...) is skipped while parsing and, when the Pod is mutated,
+//! `serde_json::Value` (the *view*); everything else (env, volumes, probes, managedFields, most of
+//! the status, fields this policy has never heard of...) is skipped while parsing and, when the Pod is mutated,
 //! copied back from the request as it came (each value's text verbatim). Building, writing and
 //! dropping the whole object was most of the policy's own work per admission.
 //!
@@ -39,6 +39,22 @@ const VOLUMES: Shape = List(&Fields(&[
     ("image", Fields(&[("reference", Whole)])),
 ]));
 
+/// Container statuses: what shows a container ran its image (`read::pod::started_images`).
+const STATUSES: Shape = List(&Fields(&[
+    ("name", Whole),
+    ("image", Whole),
+    ("started", Whole),
+    ("state", Whole),
+    ("lastState", Whole),
+]));
+
+/// A Pod's status: its containers' (read after admission only).
+const STATUS: Shape = Fields(&[
+    ("containerStatuses", STATUSES),
+    ("initContainerStatuses", STATUSES),
+    ("ephemeralContainerStatuses", STATUSES),
+]);
+
 const METADATA: Shape = Fields(&[
     ("annotations", Whole),
     ("labels", Whole),
@@ -74,6 +90,7 @@ const POD: Shape = Fields(&[("metadata", METADATA), ("spec", pod_spec!())]);
 /// is read while the request is parsed, whatever the order of its fields.
 pub const OBJECT: Shape = Fields(&[
     ("metadata", METADATA),
+    ("status", STATUS),
     (
         "spec",
         pod_spec!(
@@ -330,7 +347,8 @@ mod tests {
             r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"a":"b"},"managedFields":[{"x":1}]},
                "spec":{"containers":[{"name":"c","image":"nginx","env":[{"name":"A","value":"1"}]},"junk"],
                        "volumes":[{"name":"v","emptyDir":{}},{"name":"m","image":{"reference":"r","pullPolicy":"Always"}}],
-                       "tolerations":[{"key":"k"}],"os":null,"schedulingGates":[{"name":"g"}]},"status":{}}"#,
+                       "tolerations":[{"key":"k"}],"os":null,"schedulingGates":[{"name":"g"}]},
+               "status":{"phase":"Running","containerStatuses":[{"name":"c","image":"nginx","imageID":"x","started":true,"ready":true}]}}"#,
         )
         .unwrap();
         assert_eq!(
@@ -338,7 +356,8 @@ mod tests {
             json!({"metadata": {"labels": {"a": "b"}},
                    "spec": {"containers": [{"name": "c", "image": "nginx"}, "junk"],
                             "volumes": [{"name": "v"}, {"name": "m", "image": {"reference": "r"}}],
-                            "tolerations": [{"key": "k"}], "os": null, "schedulingGates": [{"name": "g"}]}})
+                            "tolerations": [{"key": "k"}], "os": null, "schedulingGates": [{"name": "g"}]},
+                   "status": {"containerStatuses": [{"name": "c", "image": "nginx", "started": true}]}})
         );
     }
 

@@ -328,6 +328,62 @@ pub fn new_images<'a>(new: &'a Value, old: &Value) -> Vec<PodImage<'a>> {
         .collect()
 }
 
+/// The images the kubelet has shown to run on the Pod's node: those of its containers, init
+/// containers and ephemeral containers whose status (the kubelet's, which a Pod's author cannot
+/// write) says the container started, runs, or exited 0, for the image the spec names (compared
+/// in canonical form). A container that never started (`exec format error`) proves nothing, nor
+/// does a Pod no kubelet has reported on: a Pod admitted where its images do not run (a
+/// DaemonSet's, one created bound, one created while the policy was down) bounds nothing.
+pub fn started_images(pod: &Value) -> Vec<PodImage<'_>> {
+    let mut images: Vec<PodImage> = Vec::new();
+    for (list, statuses) in [
+        ("initContainers", "initContainerStatuses"),
+        ("containers", "containerStatuses"),
+        ("ephemeralContainers", "ephemeralContainerStatuses"),
+    ] {
+        let statuses = pod["status"][statuses]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for container in pod["spec"][list]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            let Some(reference) = container["image"].as_str() else {
+                continue;
+            };
+            let status = statuses
+                .iter()
+                .find(|status| status["name"] == container["name"]);
+            if status.is_some_and(|status| ran(status, reference))
+                && !images.iter().any(|image| image.reference == reference)
+            {
+                images.push(PodImage {
+                    reference,
+                    volume: None,
+                });
+            }
+        }
+    }
+    images
+}
+
+/// Whether a container status shows `reference` ran: started, running, or exited 0, with the
+/// status's image the same reference.
+fn ran(status: &Value, reference: &str) -> bool {
+    let canonical = |reference: &str| ImageRef::parse(reference).map(|r| r.to_string()).ok();
+    let same_image = status["image"].as_str().is_some_and(|image| {
+        canonical(image).is_some() && canonical(image) == canonical(reference)
+    });
+    let exited_0 = |state: &Value| state["terminated"]["exitCode"].as_i64() == Some(0);
+    same_image
+        && (status["started"] == true
+            || status["state"]["running"].is_object()
+            || exited_0(&status["state"])
+            || exited_0(&status["lastState"]))
+}
+
 /// The references the Pod's containers, init containers and ephemeral containers run, in order.
 fn container_images(pod: &Value) -> Vec<&str> {
     let spec = &pod["spec"];
