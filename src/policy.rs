@@ -75,34 +75,33 @@ impl Decision {
                 if let Some(pod) = workload::template_mut(&mut object, template) {
                     write::write(pod, &plan);
                     if let Some((settings, now)) = record {
-                        write::record(pod, settings, now);
+                        let value = record::record(pod, settings, now);
+                        write::record(pod, value);
                     }
                 }
                 (Verdict::Mutate(object), warnings)
             }
-            Answer::Unchanged(warnings) if renews(&object, template, record) => {
-                if let (Some(pod), Some((settings, now))) =
-                    (workload::template_mut(&mut object, template), record)
-                {
-                    write::record(pod, settings, now);
+            Answer::Unchanged(warnings) => match renewal(&object, template, record) {
+                Some(value) => {
+                    if let Some(pod) = workload::template_mut(&mut object, template) {
+                        write::record(pod, value);
+                    }
+                    (Verdict::Mutate(object), warnings)
                 }
-                (Verdict::Mutate(object), warnings)
-            }
-            Answer::Pinned(_, warnings) | Answer::Unchanged(warnings) => {
-                (Verdict::Accept, warnings)
-            }
+                None => (Verdict::Accept, warnings),
+            },
+            Answer::Pinned(_, warnings) => (Verdict::Accept, warnings),
         };
         Decision { verdict, warnings }
     }
 }
 
-/// Whether a template decided unchanged renews its record: it carries one, and another.
-fn renews(object: &Value, template: &[&str], record: Option<(&Settings, u64)>) -> bool {
+/// The record a template decided unchanged renews its own with: where it carries one, and
+/// another.
+fn renewal(object: &Value, template: &[&str], record: Option<(&Settings, u64)>) -> Option<String> {
     let pod = workload::template(object, template);
-    match (record::recorded(pod), record) {
-        (Some(recorded), Some((settings, now))) => recorded != record::record(pod, settings, now),
-        _ => false,
-    }
+    let (recorded, (settings, now)) = (record::recorded(pod)?, record?);
+    Some(record::record(pod, settings, now)).filter(|renewed| renewed != recorded)
 }
 
 /// Decides on one admission request.

@@ -9,8 +9,7 @@ use serde_json::{json, Value};
 use crate::decide::plan::{Plan, Term};
 use crate::edit::{self, affinity};
 use crate::read::pod::ARCHITECTURES_ANNOTATION;
-use crate::read::record::{self, DECISION_ANNOTATION};
-use crate::settings::Settings;
+use crate::read::record::DECISION_ANNOTATION;
 
 const REQUIRED_PATH: [&str; 3] = [
     "affinity",
@@ -66,9 +65,8 @@ pub fn write(pod: &mut Value, plan: &Plan) {
     }
 }
 
-/// Writes the record of the decision on the template `pod`, as it now is, at `now` (`record`).
-pub fn record(pod: &mut Value, settings: &Settings, now: u64) {
-    let value = record::record(pod, settings, now);
+/// Writes `value`, the record of the decision on the template `pod` (`read::record::record`).
+pub fn record(pod: &mut Value, value: String) {
     if let Some(annotations) = edit::object_at(pod, &["metadata", "annotations"]) {
         annotations.insert(DECISION_ANNOTATION.to_string(), Value::String(value));
     }
