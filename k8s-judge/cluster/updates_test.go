@@ -214,47 +214,6 @@ func keptImages(reg *registry.Registry, pod *v1.Pod, swap bool) []registry.Image
 	return kept
 }
 
-// kubeletStatus is pod's status as its kubelet on node would report it (no kubelet runs here):
-// each container whose image the catalog says node runs (its Windows build included: a
-// process-isolated container of another build does not start) started, an init container
-// completed, the others waiting in CrashLoopBackOff after exec format error (and, behind an
-// init container that does, the containers not started).
-func kubeletStatus(reg *registry.Registry, pod *v1.Pod, node *v1.Node) v1.PodStatus {
-	status := func(c v1.Container, init bool) v1.ContainerStatus {
-		img, found := catalogEntry(reg, c.Image)
-		s := v1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: img.Digest}
-		switch {
-		case !found || !catalogRuns(img, node, true):
-			s.State.Waiting = &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
-			s.LastTerminationState.Terminated = &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "exec format error"}
-		case init:
-			s.State.Terminated = &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}
-		default:
-			started := true
-			s.Started, s.Ready = &started, true
-			s.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.Now()}
-		}
-		return s
-	}
-	out := pod.Status.DeepCopy()
-	out.InitContainerStatuses, out.ContainerStatuses = nil, nil
-	initialized := true
-	for _, c := range pod.Spec.InitContainers {
-		s := status(c, true)
-		initialized = initialized && s.State.Terminated != nil
-		out.InitContainerStatuses = append(out.InitContainerStatuses, s)
-	}
-	for _, c := range pod.Spec.Containers {
-		s := status(c, false)
-		if !initialized {
-			// An init container that never completes holds the others back.
-			s = v1.ContainerStatus{Name: c.Name, Image: c.Image, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}
-		}
-		out.ContainerStatuses = append(out.ContainerStatuses, s)
-	}
-	return *out
-}
-
 // catalogEntry is the catalog's entry of ref, spelt `repository:tag`, `repository:tag@digest`
 // (the tag names it) or `repository@digest` (the entry of that repository and digest).
 func catalogEntry(reg *registry.Registry, ref string) (registry.Image, bool) {
@@ -369,7 +328,10 @@ func afterAdmission(ctx context.Context, t *testing.T, cp *controlplane.ControlP
 		}
 		if node := byName[pod.Spec.NodeName]; node != nil {
 			// What the Pod's kubelet would report: the policy reads it after admission.
-			pod.Status = kubeletStatus(reg, pod, node)
+			pod.Status = property.KubeletStatus(pod, func(ref string) bool {
+				img, found := catalogEntry(reg, ref)
+				return found && catalogRuns(img, node, true)
+			})
 			if pod, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
 				t.Fatalf("status of Pod %s: %v", name, err)
 			}

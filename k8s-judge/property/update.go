@@ -191,6 +191,11 @@ func drawUpdate(t *rapid.T, c *Case, reg *registry.Registry, stored []byte) (*up
 		if len(admitting) > 0 {
 			u.Node = &c.Nodes[rapid.SampledFrom(admitting).Draw(t, "bound to")]
 			old.Spec.NodeName = u.Node.Name
+			// As its kubelet reports it: the policy reads which containers started.
+			old.Status = KubeletStatus(&old, func(ref string) bool {
+				img, found := c.images[ref]
+				return found && !img.missing && runs(img, u.Node, true)
+			})
 		}
 	}
 	changed := old.DeepCopy()
@@ -538,8 +543,12 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 	}
 	matches := oracle.Matcher(u.NewPod)
 	// Where the Pod is or may go is bounded by the images it keeps: on a node that does not run
-	// one of them it fails already, whatever the UPDATE adds.
-	kept := keptKnown(pc, u.NewPod, refs)
+	// one of them it fails already, whatever the UPDATE adds. A bound Pod's, by those its
+	// kubelet reported started there (none: it may be anywhere its constraints admit).
+	kept := keptKnown(pc, u.NewPod, append(podImages(u.NewPod), ImageVolumes(u.NewPod)...), refs)
+	if u.Node != nil {
+		kept = keptKnown(pc, u.NewPod, startedImages(u.OldPod), refs)
+	}
 	admitted, keptNowhere, notRunning, poolBuildOnly := 0, 0, "", true
 	for _, o := range oses {
 		nodes := universe(pc, o)
@@ -587,13 +596,13 @@ func judgeUpdate(c *Case, u *update, host policyhost.Host) (UpdateVerdict, error
 	return v, nil
 }
 
-// keptKnown are the images pod runs and mounts that are not new (refs), as c's catalog knows
+// keptKnown are the images of pod's (images) that are not new (refs), as c's catalog knows
 // them: one that fails its lookup, has no platform or is an OLM bundle bounds nothing; a
 // WebAssembly image runs anywhere (a mixed index under a RuntimeClass of wasmRuntimeClasses).
-func keptKnown(c *Case, pod *v1.Pod, refs []string) []image {
+func keptKnown(c *Case, pod *v1.Pod, images, refs []string) []image {
 	shim := pod.Spec.RuntimeClassName != nil && slices.Contains(c.wasmRuntimeClasses(), *pod.Spec.RuntimeClassName)
 	var kept []image
-	for _, ref := range append(podImages(pod), ImageVolumes(pod)...) {
+	for _, ref := range images {
 		img, found := c.images[ref]
 		if !found || slices.Contains(refs, ref) || img.missing || img.platformless || img.bundle {
 			continue
