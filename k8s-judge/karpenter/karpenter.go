@@ -230,7 +230,7 @@ func (k *kubelet) launching(claim *karpv1.NodeClaim) {
 const DefaultWindowsBuild = "10.0.20348"
 
 // windowsBuild is the Windows build claim's Node boots: DefaultWindowsBuild where claim's
-// requirements admit it, else the first build they admit. The kwok provider boots no OS; a
+// requirements admit it, else the first build they admit (of an In, else of windowsBuilds). The kwok provider boots no OS; a
 // provider that does (AWS's, by the AMI family) boots one the NodeClaim's requirements admit,
 // Karpenter's contract with it (a node.kubernetes.io/windows-build In of several values is
 // not a label the kwok provider copies).
@@ -240,12 +240,21 @@ func windowsBuild(claim *karpv1.NodeClaim) string {
 	if build.Has(DefaultWindowsBuild) {
 		return DefaultWindowsBuild
 	}
-	if values := build.Values(); len(values) > 0 {
+	// Values are those an In admits (a NotIn's are those it excludes).
+	if values := build.Values(); build.Operator() == corev1.NodeSelectorOpIn && len(values) > 0 {
 		slices.Sort(values)
 		return values[0]
 	}
+	for _, known := range windowsBuilds {
+		if build.Has(known) {
+			return known
+		}
+	}
 	return DefaultWindowsBuild
 }
+
+// windowsBuilds are the Windows Server builds of the catalog's images (2019, 2022, 2025).
+var windowsBuilds = []string{"10.0.17763", "10.0.20348", "10.0.26100"}
 
 func (k *kubelet) done(claim string) {
 	k.mu.Lock()

@@ -1,6 +1,8 @@
 package property
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -9,7 +11,8 @@ import (
 // the harness): each container whose image runs on the Node (runs: the catalog's word, Windows
 // build included, since a process-isolated container of another build does not start) started,
 // each such init container completed; the others waiting in CrashLoopBackOff after exec format
-// error, and, behind an init container that never completes, the containers not started.
+// error, and, behind an init container that never completes, the containers not started. An
+// ephemeral container too.
 func KubeletStatus(pod *v1.Pod, runs func(ref string) bool) v1.PodStatus {
 	status := func(c v1.Container, init bool) v1.ContainerStatus {
 		s := v1.ContainerStatus{Name: c.Name, Image: c.Image}
@@ -26,29 +29,41 @@ func KubeletStatus(pod *v1.Pod, runs func(ref string) bool) v1.PodStatus {
 		}
 		return s
 	}
+	// The kubelet runs init containers in order: none after one that never completes.
+	initializing := func(c v1.Container) v1.ContainerStatus {
+		return v1.ContainerStatus{Name: c.Name, Image: c.Image, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+	}
 	out := pod.Status.DeepCopy()
-	out.InitContainerStatuses, out.ContainerStatuses = nil, nil
+	out.InitContainerStatuses, out.ContainerStatuses, out.EphemeralContainerStatuses = nil, nil, nil
 	initialized := true
 	for _, c := range pod.Spec.InitContainers {
-		s := status(c, true)
-		initialized = initialized && s.State.Terminated != nil
+		s := initializing(c)
+		if initialized {
+			s = status(c, true)
+			initialized = s.State.Terminated != nil
+		}
 		out.InitContainerStatuses = append(out.InitContainerStatuses, s)
 	}
 	for _, c := range pod.Spec.Containers {
-		s := status(c, false)
-		if !initialized {
-			s = v1.ContainerStatus{Name: c.Name, Image: c.Image, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+		s := initializing(c)
+		if initialized {
+			s = status(c, false)
 		}
 		out.ContainerStatuses = append(out.ContainerStatuses, s)
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		out.EphemeralContainerStatuses = append(out.EphemeralContainerStatuses, status(v1.Container(c.EphemeralContainerCommon), false))
 	}
 	return *out
 }
 
-// startedImages are the images of pod's containers and init containers that its status says
-// started, run or completed (exit code 0): images its Node has run.
+// startedImages are the images of pod's containers, init containers and ephemeral containers
+// whose status says their current run started, runs or completed (exit code 0): images its Node
+// has run.
 func startedImages(pod *v1.Pod) []string {
 	var images []string
-	for _, s := range append(append([]v1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+	statuses := append(append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...), pod.Status.EphemeralContainerStatuses...)
+	for _, s := range statuses {
 		completed := s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
 		if (s.Started != nil && *s.Started) || s.State.Running != nil || completed {
 			images = append(images, s.Image)

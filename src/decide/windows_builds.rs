@@ -105,8 +105,8 @@ pub enum Builds {
     /// Every Windows Node of the Pod's architectures reports one of the images' builds (or there
     /// is none), and no pool of them may bring more: no build pin is needed.
     Covered,
-    /// Some report another build (or none): pin to these, the images' builds that some Node
-    /// reports (all of them when an autoscaled pool of the Pod's architectures may bring more).
+    /// Some report another build (or none), or a pool of the Pod's architectures may bring any:
+    /// pin to these, the images' builds that some Node reports (all of them, with such a pool).
     Pin(Architectures),
     /// Some report another build and none an image build: the builds they report, and how many
     /// report none.

@@ -1,9 +1,9 @@
 //! Reading an admission object sparsely and writing it back. The decision only reads (and edits) a
 //! few fields of a Pod: its images, scheduling fields and some metadata. Those are parsed into a
 //! `serde_json::Value` (the *view*); everything else (env, volumes, probes, managedFields, most of
-//! the status, fields this policy has never heard of...) is skipped while parsing and, when the Pod is mutated,
-//! copied back from the request as it came (each value's text verbatim). Building, writing and
-//! dropping the whole object was most of the policy's own work per admission.
+//! the status, fields this policy has never heard of...) is skipped while parsing and, when the
+//! Pod is mutated, copied back from the request as it came (each value's text verbatim). Building,
+//! writing and dropping the whole object was most of the policy's own work per admission.
 //!
 //! The fields held in the view are written back by serde_json: the same values, though not
 //! necessarily the same text (escapes, number forms). Every test run through `tests/common`

@@ -329,9 +329,10 @@ pub fn new_images<'a>(new: &'a Value, old: &Value) -> Vec<PodImage<'a>> {
 }
 
 /// The images the kubelet has shown to run on the Pod's node: those of its containers, init
-/// containers and ephemeral containers whose status (the kubelet's, which a Pod's author cannot
-/// write) says the container started, runs, or exited 0, for the image the spec names (compared
-/// in canonical form). A container that never started (`exec format error`) proves nothing, nor
+/// containers and ephemeral containers whose status (the stored one, which a spec UPDATE cannot
+/// change) says the container's current run started, runs, or exited 0, for the image the spec
+/// names (compared in canonical form); the run before (`lastState`) may be of another image. A
+/// container that never started (`exec format error`) proves nothing, nor
 /// does a Pod no kubelet has reported on: a Pod admitted where its images do not run (a
 /// DaemonSet's, one created bound, one created while the policy was down) bounds nothing.
 pub fn started_images(pod: &Value) -> Vec<PodImage<'_>> {
@@ -353,9 +354,10 @@ pub fn started_images(pod: &Value) -> Vec<PodImage<'_>> {
             let Some(reference) = container["image"].as_str() else {
                 continue;
             };
+            let name = container["name"].as_str();
             let status = statuses
                 .iter()
-                .find(|status| status["name"] == container["name"]);
+                .find(|status| name.is_some() && status["name"].as_str() == name);
             if status.is_some_and(|status| ran(status, reference))
                 && !images.iter().any(|image| image.reference == reference)
             {
@@ -369,19 +371,18 @@ pub fn started_images(pod: &Value) -> Vec<PodImage<'_>> {
     images
 }
 
-/// Whether a container status shows `reference` ran: started, running, or exited 0, with the
-/// status's image the same reference.
+/// Whether a container status shows `reference` ran: its current run started, runs, or exited
+/// 0, with the status's image the same reference.
 fn ran(status: &Value, reference: &str) -> bool {
     let canonical = |reference: &str| ImageRef::parse(reference).map(|r| r.to_string()).ok();
-    let same_image = status["image"].as_str().is_some_and(|image| {
-        canonical(image).is_some() && canonical(image) == canonical(reference)
-    });
-    let exited_0 = |state: &Value| state["terminated"]["exitCode"].as_i64() == Some(0);
+    let same_image = status["image"]
+        .as_str()
+        .and_then(canonical)
+        .is_some_and(|image| Some(image) == canonical(reference));
     same_image
         && (status["started"] == true
             || status["state"]["running"].is_object()
-            || exited_0(&status["state"])
-            || exited_0(&status["lastState"]))
+            || status["state"]["terminated"]["exitCode"].as_i64() == Some(0))
 }
 
 /// The references the Pod's containers, init containers and ephemeral containers run, in order.
@@ -437,6 +438,54 @@ fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn started_images_are_those_whose_current_run_shows_they_ran() {
+        let pod = json!({
+            "spec": {
+                "initContainers": [{"name": "init", "image": "busybox"}],
+                "containers": [
+                    {"name": "app", "image": "ghcr.io/org/app:1"},
+                    {"name": "crashing", "image": "ghcr.io/org/crash:1"},
+                    {"name": "swapped", "image": "ghcr.io/org/new:1"},
+                    {"name": "restarted", "image": "ghcr.io/org/restarted:1"},
+                    {"image": "ghcr.io/org/nameless:1"}
+                ],
+                "ephemeralContainers": [{"name": "debugger", "image": "ghcr.io/org/debug:1"}]
+            },
+            "status": {
+                // Another spelling of the same reference; completed.
+                "initContainerStatuses": [{"name": "init", "image": "docker.io/library/busybox:latest",
+                    "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+                "containerStatuses": [
+                    {"name": "app", "image": "ghcr.io/org/app:1", "started": true,
+                     "state": {"running": {}}},
+                    {"name": "crashing", "image": "ghcr.io/org/crash:1", "started": false,
+                     "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                     "lastState": {"terminated": {"exitCode": 1}}},
+                    // The status of the image before the swap.
+                    {"name": "swapped", "image": "ghcr.io/org/old:1", "started": true,
+                     "state": {"running": {}}},
+                    // The run before exited 0; this one never started.
+                    {"name": "restarted", "image": "ghcr.io/org/restarted:1", "started": false,
+                     "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                     "lastState": {"terminated": {"exitCode": 0}}},
+                    {"image": "ghcr.io/org/nameless:1", "started": true, "state": {"running": {}}}
+                ],
+                "ephemeralContainerStatuses": [{"name": "debugger", "image": "ghcr.io/org/debug:1",
+                    "state": {"running": {}}}]
+            }
+        });
+        let started: Vec<&str> = started_images(&pod)
+            .iter()
+            .map(|image| image.reference)
+            .collect();
+        assert_eq!(
+            started,
+            ["busybox", "ghcr.io/org/app:1", "ghcr.io/org/debug:1"]
+        );
+        assert_eq!(started_images(&json!({"spec": pod["spec"]})), []);
+    }
 
     #[test]
     fn skips() {
