@@ -131,7 +131,11 @@ pub fn evaluate(
             // An image swapped in, or an ephemeral container added (`kubectl debug`).
             "UPDATE" => {
                 let new = pod::new_images(&request.object, request.old_object);
-                let ran = pod::started_images(request.old_object);
+                // What the old Pod ran matters only where it runs a new image.
+                let ran = match new.is_empty() {
+                    true => Vec::new(),
+                    false => pod::started_images(request.old_object),
+                };
                 decide::update(&pod, &new, &ran, settings, registry, cluster)
             }
             _ => return Decision::accept(Vec::new()),

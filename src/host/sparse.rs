@@ -45,7 +45,6 @@ const STATUSES: Shape = List(&Fields(&[
     ("image", Whole),
     ("started", Whole),
     ("state", Whole),
-    ("lastState", Whole),
 ]));
 
 /// A Pod's status: its containers' (read after admission only).
