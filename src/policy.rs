@@ -130,13 +130,8 @@ pub fn evaluate(
             "CREATE" => decide::create(&pod, Subject::Pod, settings, registry, cluster),
             // An image swapped in, or an ephemeral container added (`kubectl debug`).
             "UPDATE" => {
-                let new = pod::new_images(&request.object, request.old_object);
-                // What the old Pod ran matters only where it runs a new image.
-                let ran = match new.is_empty() {
-                    true => Vec::new(),
-                    false => pod::started_images(request.old_object),
-                };
-                decide::update(&pod, &new, &ran, settings, registry, cluster)
+                let update = pod::update(&request.object, request.old_object);
+                decide::update(&pod, &update.new, &update.ran, settings, registry, cluster)
             }
             _ => return Decision::accept(Vec::new()),
         }

@@ -877,3 +877,50 @@ fn a_bound_pod_is_bounded_only_by_the_images_the_kubelet_has_shown_to_run() {
         assert_eq!(r.calls, [lookup("docker.io/library/multi:1")]);
     }
 }
+
+#[test]
+fn an_image_another_container_names_but_never_started_is_new_on_a_bound_pod() {
+    // A bound Pod (a DaemonSet's, one created bound) runs an arm64-only image; its amd64-only
+    // sidecar never started there (exec format error). Giving the app the sidecar's image brings
+    // an image the node has not shown to run: it is looked up and refused, where comparing the
+    // specs alone accepted it unlooked.
+    let mut old = started(pod(
+        &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+        json!({}),
+    ));
+    old["status"]["containerStatuses"][1] = json!({"name": "c1",
+        "image": "ghcr.io/org/amd64-only:1", "started": false, "restartCount": 3,
+        "state": {"waiting": {"reason": "CrashLoopBackOff"}}});
+    let mut new = old.clone();
+    new["spec"]["containers"][0]["image"] = json!("ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(&mut FixtureCluster::default(), "", &new, &old, json!({}));
+    assert_eq!(
+        r.rejection(),
+        "image-arch-affinity: the Pod is bound to node \"node-1\", which may be one of the linux nodes of arm64 its constraints admit (no setting schedulableArchitectures: nodes of any architecture; setting readNodes reads the Node), where its new images have no build: image \"ghcr.io/org/amd64-only:1\" of container \"c0\", container \"c1\" runs on linux/amd64. A Pod's node affinity cannot change once it is created: use images built for every platform it may run on (kubectl debug --image=<an image with a build for them>), or recreate the Pod so that the policy pins it"
+    );
+    assert_eq!(
+        r.calls,
+        [
+            lookup("ghcr.io/org/amd64-only:1"),
+            lookup("ghcr.io/org/arm64-only:1"),
+            "v1/oci_manifest_config ghcr.io/org/arm64-only:1".to_string()
+        ]
+    );
+    // The same swap on a Pod not yet placed: the policy pinned it for both images at creation.
+    let pending = pinned(
+        &["ghcr.io/org/arm64-only:1", "ghcr.io/org/amd64-only:1"],
+        &["arm64"],
+        None,
+    );
+    let mut swapped = pending.clone();
+    swapped["spec"]["containers"][0]["image"] = json!("ghcr.io/org/amd64-only:1");
+    let r = run_pod_update(
+        &mut FixtureCluster::default(),
+        "",
+        &swapped,
+        &pending,
+        json!({}),
+    );
+    r.assert_accepted_unchanged();
+    assert_eq!(r.calls, Vec::<String>::new());
+}

@@ -280,16 +280,51 @@ func podImages(pod *v1.Pod) []string {
 	return refs
 }
 
-// newImages are the images the new Pod runs that no container of the old one ran, by the string:
-// another spelling of an image it runs (by digest, through a mirror: spell) is another reference,
-// which the policy looks up, and which runs where the image does.
+// newImages are the images an UPDATE brings (docs/design.md, after admission): those of the
+// containers it adds or gives another image, but the images the Pod already ran: a bound Pod's,
+// those its kubelet reported started (startedImages: its Node runs them); one not yet placed,
+// every image it named. Compared by the string: another spelling of an image it runs (by digest,
+// through a mirror: spell) is another reference, which the policy looks up, and which runs where
+// the image does.
 func newImages(old, pod *v1.Pod) []string {
 	ran := podImages(old)
+	if old.Spec.NodeName != "" {
+		ran = startedImages(old)
+	}
+	before := namedImages(old)
 	var out []string
-	for _, ref := range podImages(pod) {
-		if !slices.Contains(ran, ref) && !slices.Contains(out, ref) {
-			out = append(out, ref)
+	for _, c := range namedContainers(pod) {
+		if before[c.key] == c.image || slices.Contains(ran, c.image) || slices.Contains(out, c.image) {
+			continue
 		}
+		out = append(out, c.image)
+	}
+	return out
+}
+
+// named is a container's image, keyed by its kind and name.
+type named struct{ key, image string }
+
+// namedContainers are pod's init containers, containers and ephemeral containers, in order.
+func namedContainers(pod *v1.Pod) []named {
+	var out []named
+	for _, c := range pod.Spec.InitContainers {
+		out = append(out, named{"init/" + c.Name, c.Image})
+	}
+	for _, c := range pod.Spec.Containers {
+		out = append(out, named{"container/" + c.Name, c.Image})
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		out = append(out, named{"ephemeral/" + c.Name, c.Image})
+	}
+	return out
+}
+
+// namedImages maps each of pod's containers (namedContainers) to its image.
+func namedImages(pod *v1.Pod) map[string]string {
+	out := map[string]string{}
+	for _, c := range namedContainers(pod) {
+		out[c.key] = c.image
 	}
 	return out
 }

@@ -302,28 +302,73 @@ pub fn images(pod: &Value) -> Vec<PodImage<'_>> {
     images
 }
 
-/// The images of a Pod UPDATE that the old Pod did not run: those of the new object's containers,
-/// init containers and ephemeral containers (image volumes cannot change) that no container of
-/// the old object ran, in any spelling of the same reference (`busybox` is
-/// `docker.io/library/busybox:latest`). Empty when the images are the same, at the cost of one
-/// comparison of the lists.
-pub fn new_images<'a>(new: &'a Value, old: &Value) -> Vec<PodImage<'a>> {
-    let ran = container_images(old);
-    let running = container_images(new);
-    if running == ran {
-        return Vec::new();
+/// What a Pod UPDATE brings, and what bounds it.
+#[derive(Debug, Default, PartialEq)]
+pub struct Update<'a> {
+    /// The images of the containers, init containers and ephemeral containers the UPDATE adds or
+    /// gives another image (image volumes cannot change) that the old Pod has not already run,
+    /// in any spelling of the same reference (`busybox` is `docker.io/library/busybox:latest`),
+    /// each once: a bound Pod has run those its statuses show started (`ran`), a Pod not yet
+    /// placed every image it named. Another container's image that never started on the Pod's
+    /// node is new there.
+    pub new: Vec<PodImage<'a>>,
+    /// A bound Pod's images the kubelet has shown to run on its node (`started_images`), read
+    /// only where the UPDATE changes an image; none for a Pod not yet placed.
+    pub ran: Vec<PodImage<'a>>,
+}
+
+/// What the UPDATE from `old` to `new` brings (`Update`). Most UPDATEs change no image: nothing
+/// is read then but the two lists of containers.
+pub fn update<'a>(new: &'a Value, old: &'a Value) -> Update<'a> {
+    let changed = changed_images(new, old);
+    if changed.is_empty() {
+        return Update::default();
     }
-    let canonical = |reference: &str| {
-        ImageRef::parse(reference).map_or_else(|_| reference.to_string(), |r| r.to_string())
+    let bound = old["spec"]["nodeName"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty());
+    let ran = match bound {
+        true => started_images(old),
+        false => Vec::new(),
     };
-    let ran: BTreeSet<String> = ran.into_iter().map(canonical).collect();
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    running
+    // What the Pod has run, then each image brought once.
+    let mut seen: BTreeSet<String> = match bound {
+        true => ran
+            .iter()
+            .map(|image| canonical_text(image.reference))
+            .collect(),
+        false => container_images(old).map(canonical_text).collect(),
+    };
+    let new = changed
         .into_iter()
-        .filter(|reference| !ran.contains(&canonical(reference)) && seen.insert(reference))
+        .filter(|reference| seen.insert(canonical_text(reference)))
         .map(|reference| PodImage {
             reference,
             volume: None,
+        })
+        .collect();
+    Update { new, ran }
+}
+
+/// The images of the new object's containers that the old object's container of the same kind
+/// and name did not name (in any spelling): those of the containers the UPDATE adds or gives
+/// another image.
+fn changed_images<'a>(new: &'a Value, old: &Value) -> Vec<&'a str> {
+    containers(new)
+        .filter_map(|(list, container)| {
+            let image = container["image"].as_str()?;
+            let kept = old["spec"][list]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .any(|before| {
+                    before["name"] == container["name"]
+                        && before["image"].as_str().is_some_and(|b| {
+                            b == image || canonical_text(b) == canonical_text(image)
+                        })
+                });
+            (!kept).then_some(image)
         })
         .collect()
 }
@@ -374,7 +419,6 @@ pub fn started_images(pod: &Value) -> Vec<PodImage<'_>> {
 /// Whether a container status shows `reference` ran: its current run started, runs, or exited
 /// 0, with the status's image the same reference.
 fn ran(status: &Value, reference: &str) -> bool {
-    let canonical = |reference: &str| ImageRef::parse(reference).map(|r| r.to_string()).ok();
     let same_image = status["image"]
         .as_str()
         .and_then(canonical)
@@ -386,18 +430,33 @@ fn ran(status: &Value, reference: &str) -> bool {
 }
 
 /// The references the Pod's containers, init containers and ephemeral containers run, in order.
-fn container_images(pod: &Value) -> Vec<&str> {
-    let spec = &pod["spec"];
+fn container_images(pod: &Value) -> impl Iterator<Item = &str> {
+    containers(pod).filter_map(|(_, container)| container["image"].as_str())
+}
+
+/// The Pod's containers, init containers and ephemeral containers, each with its list's name.
+fn containers(pod: &Value) -> impl Iterator<Item = (&'static str, &Value)> {
     ["initContainers", "containers", "ephemeralContainers"]
-        .iter()
-        .flat_map(|list| {
-            spec[*list]
+        .into_iter()
+        .flat_map(move |list| {
+            pod["spec"][list]
                 .as_array()
                 .map(Vec::as_slice)
                 .unwrap_or_default()
+                .iter()
+                .map(move |container| (list, container))
         })
-        .filter_map(|container| container["image"].as_str())
-        .collect()
+}
+
+/// A reference in canonical form (`busybox` is `docker.io/library/busybox:latest`); none where
+/// it does not parse.
+fn canonical(reference: &str) -> Option<String> {
+    ImageRef::parse(reference).ok().map(|r| r.to_string())
+}
+
+/// A reference in canonical form, or as written where it does not parse.
+fn canonical_text(reference: &str) -> String {
+    canonical(reference).unwrap_or_else(|| reference.to_string())
 }
 
 /// The Pod's tolerations (those that are none are left out).
@@ -438,6 +497,59 @@ fn required_terms(spec: &Value) -> Option<&Vec<Value>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_update_brings_the_changed_containers_images_its_pod_has_not_run() {
+        let old = json!({
+            "spec": {
+                "nodeName": "node-1",
+                "containers": [
+                    {"name": "app", "image": "ghcr.io/org/app:1"},
+                    {"name": "sidecar", "image": "ghcr.io/org/sidecar:1"},
+                    {"name": "never", "image": "ghcr.io/org/never:1"}
+                ]
+            },
+            "status": {"containerStatuses": [
+                {"name": "app", "image": "ghcr.io/org/app:1", "started": true},
+                {"name": "sidecar", "image": "ghcr.io/org/sidecar:1", "started": true},
+                {"name": "never", "image": "ghcr.io/org/never:1", "started": false}
+            ]}
+        });
+        let references = |images: &[PodImage]| -> Vec<String> {
+            images.iter().map(|i| i.reference.to_string()).collect()
+        };
+        // No image changes: nothing is read.
+        let mut relabelled = old.clone();
+        relabelled["metadata"] = json!({"labels": {"a": "b"}});
+        assert_eq!(update(&relabelled, &old), Update::default());
+        // The app takes the sidecar's image (run), then the one that never started (new), and
+        // a debug container runs the app's image.
+        let mut new = old.clone();
+        new["spec"]["containers"][0]["image"] = json!("ghcr.io/org/sidecar:1");
+        let brought = update(&new, &old);
+        assert_eq!(references(&brought.new), Vec::<String>::new());
+        assert_eq!(
+            references(&brought.ran),
+            ["ghcr.io/org/app:1", "ghcr.io/org/sidecar:1"]
+        );
+        new["spec"]["containers"][0]["image"] = json!("ghcr.io/org/never:1");
+        new["spec"]["ephemeralContainers"] =
+            json!([{"name": "debug", "image": "ghcr.io/org/app:1"}]);
+        assert_eq!(references(&update(&new, &old).new), ["ghcr.io/org/never:1"]);
+        // Not yet placed: every image the old Pod named counts as run.
+        let mut pending = old.clone();
+        pending["spec"]["nodeName"] = json!(null);
+        let mut new = pending.clone();
+        new["spec"]["containers"][0]["image"] = json!("ghcr.io/org/never:1");
+        new["spec"]["containers"][1]["image"] = json!("docker.io/library/busybox:latest");
+        new["spec"]["containers"][2]["image"] = json!("busybox");
+        let brought = update(&new, &pending);
+        assert_eq!(
+            references(&brought.new),
+            ["docker.io/library/busybox:latest"]
+        );
+        assert_eq!(brought.ran, Vec::new());
+    }
 
     #[test]
     fn started_images_are_those_whose_current_run_shows_they_ran() {
