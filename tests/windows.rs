@@ -228,6 +228,27 @@ fn a_term_naming_builds_an_image_lacks_is_narrowed_to_the_images_builds() {
 }
 
 #[test]
+fn a_term_that_excludes_a_build_still_gets_the_images_builds() {
+    // `NotIn [10.0.20348]` keeps the Pod off one build, not within it: it may still land on a
+    // 10.0.26100 node, which its image (10.0.17763 and 10.0.20348) does not run on. The term
+    // gets the image's builds, as any term without an `In` on the build would.
+    let own = windows_pod(
+        &["ghcr.io/org/win-both:1"],
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "node.kubernetes.io/windows-build", "operator": "NotIn",
+                "values": ["10.0.20348"]}]}]}}}}),
+    );
+    let r = evaluate(&own, json!({"pinWindowsBuild": true}));
+    r.assert_patch(json!([
+        add_annotation("amd64"),
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/1",
+         "value": {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}},
+        {"op": "add", "path": "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/matchExpressions/2",
+         "value": {"key": "node.kubernetes.io/windows-build", "operator": "In", "values": ["10.0.17763", "10.0.20348"]}}
+    ]));
+}
+
+#[test]
 fn a_pod_bound_to_a_windows_node_of_another_build_is_rejected() {
     let mut cluster = FixtureCluster::of(vec![node("win-1", "windows", "amd64")]);
     cluster.runtime_classes = vec![("hyperv".into(), "runhcs-wcow-hypervisor".into())];
