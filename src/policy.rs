@@ -9,7 +9,8 @@ use crate::decide::{self, Answer, Subject};
 use crate::edit::write;
 use crate::host::cluster::Cluster;
 use crate::host::registry::Registry;
-use crate::read::pod::{self, Pod};
+use crate::read::pod::Pod;
+use crate::read::pod_update;
 use crate::read::record;
 use crate::read::workload;
 use crate::settings::{Settings, TemplateMode};
@@ -111,10 +112,10 @@ pub fn evaluate(
     registry: &mut dyn Registry,
     cluster: &mut dyn Cluster,
 ) -> Decision {
-    let pod_update = request.kind == "Pod"
+    let updates_pod = request.kind == "Pod"
         && request.operation == "UPDATE"
         && matches!(request.sub_resource, "" | "ephemeralcontainers");
-    if !request.sub_resource.is_empty() && !pod_update {
+    if !request.sub_resource.is_empty() && !updates_pod {
         return Decision::accept(Vec::new());
     }
     if request.kind != "Pod" {
@@ -130,7 +131,7 @@ pub fn evaluate(
             "CREATE" => decide::create(&pod, Subject::Pod, settings, registry, cluster),
             // An image swapped in, or an ephemeral container added (`kubectl debug`).
             "UPDATE" => {
-                let update = pod::update(&request.object, request.old_object);
+                let update = pod_update::update(&request.object, request.old_object);
                 decide::update(&pod, &update.new, &update.ran, settings, registry, cluster)
             }
             _ => return Decision::accept(Vec::new()),

@@ -1,5 +1,5 @@
 //! After admission, where a Pod can be is bounded by the images it runs. A bound Pod's, by those
-//! the kubelet has shown to run there (`pod::started_images` of the Pod before the update:
+//! the kubelet has shown to run there (`pod_update::started_images` of the Pod before the update:
 //! containers that started, the ones a swap replaces too); one whose containers never started
 //! bounds nothing: it may have been admitted where its images do not run (a DaemonSet's, one
 //! created bound). A Pod not yet placed, by its images but the new ones: it will be placed where

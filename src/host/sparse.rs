@@ -39,7 +39,7 @@ const VOLUMES: Shape = List(&Fields(&[
     ("image", Fields(&[("reference", Whole)])),
 ]));
 
-/// Container statuses: what shows a container ran its image (`read::pod::started_images`).
+/// Container statuses: what shows a container ran its image (`read::pod_update::started_images`).
 const STATUSES: Shape = List(&Fields(&[
     ("name", Whole),
     ("image", Whole),
