@@ -49,9 +49,16 @@ pub fn running(
 ) -> Option<Running> {
     let wasm_runtime = webassembly::runtime(pod.runtime_class, settings);
     let new_known = known(resolved, wasm_runtime);
-    if new_known.is_empty()
-        || covers_the_settings(&new_known, pod, settings)
-        || runs_on_none_admitted(&new_known, pod, settings)
+    if new_known.is_empty() {
+        return None;
+    }
+    // Per OS the Pod may be on (`oses`), the architectures the new images all run on there.
+    let new_common: Vec<Architectures> = oses(pod, settings)
+        .map(|os| common(&new_known, os))
+        .collect();
+    let allowed = allowed(settings);
+    if covers_the_settings(&new_common, &allowed)
+        || runs_on_none_admitted(&new_common, pod, &allowed)
     {
         return None;
     }
@@ -122,19 +129,20 @@ fn common(known: &[&ImagePlatforms], os: &str) -> Architectures {
     })
 }
 
-/// Whether the new images run on every platform the settings allow: every architecture of
-/// `schedulableArchitectures` (every one a node can report, where it is unset or `readNodes`
-/// reads the Nodes) on the Pod's OS and those `clusterOperatingSystems` lists.
-fn covers_the_settings(known: &[&ImagePlatforms], pod: &Pod, settings: &Settings) -> bool {
-    let allowed = allowed(settings);
-    oses(pod, settings).all(|os| allowed.is_subset(&common(known, os)))
+/// Whether the new images, running on `new_common` per OS the Pod may be on (its own and those
+/// `clusterOperatingSystems` lists), run on every platform the settings allow there (`allowed`).
+fn covers_the_settings(new_common: &[Architectures], allowed: &Architectures) -> bool {
+    new_common.iter().all(|common| allowed.is_subset(common))
 }
 
-/// Whether the new images run on none of the allowed architectures the Pod's constraints admit,
-/// on its OS (which admits one at least) and every other the settings list.
-fn runs_on_none_admitted(known: &[&ImagePlatforms], pod: &Pod, settings: &Settings) -> bool {
-    let admitted = pod.constraints.admits().among(&allowed(settings));
-    !admitted.is_empty() && oses(pod, settings).all(|os| common(known, os).is_disjoint(&admitted))
+/// Whether the new images, running on `new_common` per OS the Pod may be on, run on none of the
+/// allowed architectures the Pod's constraints admit (which admit one at least) on any of them.
+fn runs_on_none_admitted(new_common: &[Architectures], pod: &Pod, allowed: &Architectures) -> bool {
+    let admitted = pod.constraints.admits().among(allowed);
+    !admitted.is_empty()
+        && new_common
+            .iter()
+            .all(|common| common.is_disjoint(&admitted))
 }
 
 /// Every architecture the settings allow a node of.
